@@ -1,0 +1,33 @@
+"""odekit: time integrators for physics-based simulation.
+
+Every classic integrator behind one interface, the tools to see how they
+differ, and compiled speed::
+
+    import odekit
+    prob = odekit.problems.kepler(e=0.5, orbits=10)
+    sol = odekit.solve(prob, "velocity_verlet", h=0.01)
+    sol.invariants()["energy"]
+
+``odekit.methods()`` prints the registry.
+"""
+
+from . import catalog  # noqa: F401  (registers the built-in methods)
+from . import problems
+from .controllers import FixedStep, PIController, StepDoubling
+from .integrator import IntegrationError, Integrator
+from .methods import Method, methods, method
+from .problem import ODEProblem, SecondOrderProblem, System
+from .backend import BackendFallbackWarning
+from .solution import Solution, Stats, Status
+from .solve import solve, solve_ivp
+from .splitting import SplittingScheme
+from .tableau import ButcherTableau, RosenbrockTableau
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendFallbackWarning", "ButcherTableau", "FixedStep", "IntegrationError", "Integrator",
+    "Method", "ODEProblem", "PIController", "RosenbrockTableau", "SecondOrderProblem", "Solution",
+    "SplittingScheme", "Stats", "Status", "StepDoubling", "System", "method", "methods", "problems",
+    "solve", "solve_ivp",
+]

@@ -1,0 +1,276 @@
+"""Backends: the same kernels, run as plain Python or compiled by Numba.
+
+The user's functions reach the kernels through *adapters* with the kernel
+calling convention ``rhs(t, y, out, args) -> bool`` (see
+:mod:`odekit.kernels.evaluation`).  The adapters are written once, as
+closures; the compiled backend compiles the user's function and the same
+closure with Numba.  Adapters are memoised per function and shape, because
+Numba compiles a kernel once per distinct function it is handed: reusing the
+adapter is what makes a second solve of the same problem start instantly.
+"""
+
+from dataclasses import dataclass
+import functools
+import warnings
+
+import numpy as np
+
+from .kernels.driver import drive
+from .kernels.evaluation import first_order_derivative
+from .kernels.explicit_rk import explicit_rk_step
+from .kernels.implicit_rk import implicit_rk_step
+from .kernels.primitives import copy_into
+from .kernels.rosenbrock import rosenbrock_step
+from .kernels.splitting import second_order_derivative, splitting_step
+
+BACKENDS = ("auto", "numba", "python")
+
+STEPS = {
+    "explicit_rk": explicit_rk_step,
+    "implicit_rk": implicit_rk_step,
+    "rosenbrock": rosenbrock_step,
+    "splitting": splitting_step,
+}
+DERIVATIVES = {family: first_order_derivative for family in STEPS} | {"splitting": second_order_derivative}
+
+
+class BackendFallbackWarning(UserWarning):
+    """The compiled backend was asked for (``auto``) but could not be used."""
+
+
+# --- adapters: user conventions -> rhs(t, y, out, args) -> bool --------------------
+
+def _value_adapter(fun, shape, inplace):
+    """``fun(t, y, *args)`` (or in place) -> kernel convention."""
+    if inplace:
+        if shape == ():
+            raise ValueError("inplace=True needs an array state; a scalar y0 cannot be written in place")
+        if len(shape) == 1:
+            def rhs(t, y, out, args):
+                fun(t, y, out, *args)
+                return True
+        else:
+            def rhs(t, y, out, args):
+                fun(t, y.reshape(shape), out.reshape(shape), *args)
+                return True
+        return rhs
+    if shape == ():
+        def rhs(t, y, out, args):
+            r = np.asarray(fun(t, y[0], *args))
+            if r.size != 1:
+                return False
+            copy_into(out, r)
+            return True
+    elif len(shape) == 1:
+        def rhs(t, y, out, args):
+            r = np.asarray(fun(t, y, *args))
+            if r.size != out.size:
+                return False
+            copy_into(out, r)
+            return True
+    else:
+        def rhs(t, y, out, args):
+            r = np.asarray(fun(t, y.reshape(shape), *args))
+            if r.size != out.size:
+                return False
+            copy_into(out, r)
+            return True
+    return rhs
+
+
+def _force_adapter(accel, shape, inplace):
+    """``accel(t, x, v, *args)`` -> ``force(t, u, out, args)`` with ``u = [x, v]``."""
+    if inplace:
+        if shape == ():
+            raise ValueError("inplace=True needs an array state; a scalar x0 cannot be written in place")
+        if len(shape) == 1:           # no reshape: each costs ~20 ns compiled
+            def force(t, u, out, args):
+                n = out.shape[0]
+                accel(t, u[:n], u[n:], out, *args)
+                return True
+        else:
+            def force(t, u, out, args):
+                n = out.shape[0]
+                accel(t, u[:n].reshape(shape), u[n:].reshape(shape), out.reshape(shape), *args)
+                return True
+    elif shape == ():
+        def force(t, u, out, args):
+            r = np.asarray(accel(t, u[0], u[1], *args))
+            if r.size != 1:
+                return False
+            copy_into(out, r)
+            return True
+    elif len(shape) == 1:
+        def force(t, u, out, args):
+            n = out.shape[0]
+            r = np.asarray(accel(t, u[:n], u[n:], *args))
+            if r.size != n:
+                return False
+            copy_into(out, r)
+            return True
+    else:
+        def force(t, u, out, args):
+            n = out.shape[0]
+            r = np.asarray(accel(t, u[:n].reshape(shape), u[n:].reshape(shape), *args))
+            if r.size != n:
+                return False
+            copy_into(out, r)
+            return True
+    return force
+
+
+def _reduced_adapter(force):
+    """``u' = [v, a(t, x, v)]``: the first-order view of a second-order problem."""
+    def rhs(t, u, out, args):
+        n = out.shape[0] // 2
+        copy_into(out[:n], u[n:])
+        return force(t, u, out[n:], args)
+    return rhs
+
+
+def _jac_adapter(jac, shape):
+    """``jac(t, y, *args)`` (or a constant matrix) -> ``jac(t, y, J, args) -> bool``."""
+    if not callable(jac):
+        constant = np.ascontiguousarray(jac)
+
+        def jac_fixed(t, y, J, args):
+            copy_into(J.reshape(J.size), constant)
+            return True
+        return jac_fixed
+    if shape == ():
+        def jac_call(t, y, J, args):
+            r = np.asarray(jac(t, y[0], *args))
+            if r.size != 1:
+                return False
+            copy_into(J.reshape(1), r)
+            return True
+    else:
+        def jac_call(t, y, J, args):
+            r = np.asarray(jac(t, y.reshape(shape), *args))
+            if r.size != J.size:
+                return False
+            copy_into(J.reshape(J.size), r)
+            return True
+    return jac_call
+
+
+def _no_jacobian(t, y, J, args):
+    return False
+
+
+# --- one prepared problem ------------------------------------------------------------
+
+@dataclass
+class Kernels:
+    """What the driver runs for one problem and method family."""
+
+    backend: str          # "numba" or "python"
+    reason: str           # why the Python backend runs, or ""
+    drive: object
+    step: object
+    deriv: object
+    rhs: object
+    jac: object
+
+
+def prepare(problem, family, backend, kernel_data, start):
+    """Kernels for ``problem`` run by ``family``, and the first derivative.
+
+    ``kernel_data`` is ``(m, P, scratch)``, the method data, dense matrix and
+    work arrays: their types select the compiled kernels.  ``start(kernels)``
+    makes the run's first evaluation and returns its result, handed back with
+    the kernels.  With ``backend="auto"``, functions that Numba cannot
+    compile fall back to Python with a :class:`BackendFallbackWarning`
+    saying why; ``backend="numba"`` raises instead.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    reason = ""
+    if backend != "python":
+        try:
+            kernels = _compiled(problem, family, kernel_data)
+            return kernels, start(kernels)
+        except _UserCodeNotCompiled as exc:
+            if backend == "numba":
+                raise exc.__cause__
+            reason = _first_line(exc.__cause__)
+            warnings.warn("odekit: Numba could not compile the problem's functions, so the Python "
+                          f"backend runs them ({reason})", BackendFallbackWarning, stacklevel=4)
+    rhs, jac = _adapters(*_adapter_key(problem, family), "python", None)
+    kernels = Kernels("python", reason, drive, STEPS[family], DERIVATIVES[family], rhs, jac)
+    return kernels, start(kernels)
+
+
+class _UserCodeNotCompiled(Exception):
+    """Numba could not compile the problem's functions (the cause says why)."""
+
+
+def _compiled(problem, family, kernel_data):
+    from .kernels import jit
+
+    m, P, scratch = kernel_data
+    dtype = scratch[0].dtype
+    try:
+        args_type = jit.typeof(problem.args)
+        rhs_sig, jac_sig = jit.rhs_signature(args_type, dtype)
+        rhs, jac = _adapters(*_adapter_key(problem, family), "numba", (rhs_sig, jac_sig))
+    except Exception as exc:
+        if _is_compile_error(exc) or isinstance(exc, ValueError) and "Numba type" in str(exc):
+            raise _UserCodeNotCompiled() from exc
+        raise
+    deriv_sig, step_sig, drive_sig = jit.kernel_signatures(
+        args_type, dtype, jit.typeof(m), jit.typeof(P), jit.typeof(scratch))
+    return Kernels("numba", "", jit.kernel(drive, drive_sig), jit.kernel(STEPS[family], step_sig),
+                   jit.kernel(DERIVATIVES[family], deriv_sig), rhs, jac)
+
+
+def _adapter_key(problem, family):
+    user, jac = (problem.accel, None) if problem.second_order else (problem.fun, problem.jac)
+    if jac is not None and not callable(jac):
+        # one hashable stand-in per problem, so repeated solves reuse the compiled adapter
+        jac = problem.__dict__.setdefault("_constant_jacobian", _Constant(jac))
+    return user, jac, family == "splitting", problem.second_order, problem.shape, problem.inplace
+
+
+class _Constant:
+    """A constant Jacobian matrix, hashable by identity for the adapter cache."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+@functools.lru_cache(maxsize=256)
+def _adapters(user, jac, splitting, second_order, shape, inplace, backend, signatures):
+    """The ``(rhs, jac)`` adapters of one user function, compiled for ``signatures``."""
+    if backend == "numba":
+        from .kernels.jit import compile_function
+        rhs_sig, jac_sig = signatures
+    else:
+        def compile_function(fn, signature=None):
+            return fn
+        rhs_sig = jac_sig = None
+    if second_order:
+        force = _force_adapter(compile_function(user), shape, inplace)
+        if splitting:
+            rhs = compile_function(force, rhs_sig)
+        else:
+            rhs = compile_function(_reduced_adapter(compile_function(force)), rhs_sig)
+        return rhs, compile_function(_no_jacobian, jac_sig)
+    rhs = compile_function(_value_adapter(compile_function(user), shape, inplace), rhs_sig)
+    if jac is None:
+        return rhs, compile_function(_no_jacobian, jac_sig)
+    source = jac.value if isinstance(jac, _Constant) else compile_function(jac)
+    return rhs, compile_function(_jac_adapter(source, shape), jac_sig)
+
+
+def _is_compile_error(exc):
+    try:
+        from numba.core.errors import NumbaError
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return True
+    return isinstance(exc, NumbaError)
+
+
+def _first_line(exc):
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return (lines[0] if lines else type(exc).__name__)[:200]

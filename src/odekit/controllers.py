@@ -1,0 +1,209 @@
+"""Step-size controllers: who decides ``h``, separate from the method.
+
+A controller is a frozen set of options.  ``solve`` turns it, with the
+method's order, into a small parameter array for the kernels; the per-run
+state (current ``h``, previous error) lives in the run, never here.  The
+formulas below are written once and run in both backends.
+
+* :class:`FixedStep` -- a constant ``h``; the last step is shortened to land
+  on the end of the span.
+* :class:`PIController` -- for embedded pairs: proportional--integral control
+  of the error estimate (Gustafsson; Hairer & Wanner, *Solving ODEs II*,
+  IV.2), with Hairer's initial-step selection when ``h0`` is not given.
+* :class:`StepDoubling` -- for any method: one step of ``h`` against two of
+  ``h/2``; their difference divided by ``2^p - 1`` estimates the error of the
+  two half steps (Richardson), and the step adapts by ``(1/err)^(1/(p+1))``.
+"""
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from .kernels import jitable
+from .kernels.layout import (
+    C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HAS_JAC, C_HMAX, C_HMIN,
+    C_KIND, C_NEWTON, C_ORDER, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED,
+)
+from .kernels.primitives import error_norm
+
+
+def _positive(name, value, allow_inf=False):
+    value = float(value)
+    if not (value > 0 and (allow_inf or math.isfinite(value))):
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class FixedStep:
+    """Constant step ``h`` (positive; its sign follows the span)."""
+
+    h: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "h", _positive("h", self.h))
+
+    kind = FIXED
+
+    def params(self, method):
+        return _params(self.kind, method, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, math.inf)
+
+
+@dataclass(frozen=True)
+class _Adaptive:
+    """Options shared by the adaptive controllers.
+
+    Parameters
+    ----------
+    safety : float
+        Fraction of the optimal step actually taken (0.9).
+    factor_min, factor_max : float
+        Limits of the step change per step (0.2 and 10); after a rejected
+        step the next may not grow.
+    h0 : float, optional
+        First step; by default chosen by Hairer's algorithm.
+    h_min : float
+        The run fails with ``STEP_UNDERFLOW`` if the step must go below this
+        (default 0: only floating-point underflow stops it).
+    h_max : float
+        Largest step allowed (default: no limit).
+    """
+
+    safety: float = 0.9
+    factor_min: float = 0.2
+    factor_max: float = 10.0
+    h0: float | None = None
+    h_min: float = 0.0
+    h_max: float = math.inf
+
+    def __post_init__(self):
+        if not 0 < self.safety <= 1:
+            raise ValueError(f"safety must be in (0, 1], got {self.safety!r}")
+        if not 0 < self.factor_min < 1:
+            raise ValueError(f"factor_min must be in (0, 1), got {self.factor_min!r}")
+        if not self.factor_max > 1:
+            raise ValueError(f"factor_max must be greater than 1, got {self.factor_max!r}")
+        if self.h0 is not None:
+            _positive("h0", self.h0)
+        if not self.h_min >= 0:
+            raise ValueError(f"h_min must be >= 0, got {self.h_min!r}")
+        _positive("h_max", self.h_max, allow_inf=True)
+
+
+@dataclass(frozen=True)
+class PIController(_Adaptive):
+    """PI control for methods with an embedded error estimate.
+
+    ``h_new = h * safety * err^(-beta1) * err_prev^(beta2)``, with
+    ``k = min(order, embedded order) + 1`` the order of the local error
+    estimate and, by default, ``beta1 = 0.7 / k``, ``beta2 = 0.4 / k``
+    (Hairer & Wanner's recommendation).  ``beta2 = 0`` is plain
+    (integral-only) control.
+    """
+
+    beta1: float | None = None
+    beta2: float | None = None
+
+    kind = EMBEDDED
+
+    def exponent(self, method):
+        if method.embedded_order is None:
+            raise ValueError(
+                f"method {method.name!r} has no embedded error estimate; use "
+                "StepDoubling (adaptive='doubling') or a fixed step h")
+        return min(method.order, method.embedded_order) + 1
+
+    def params(self, method):
+        k = self.exponent(method)
+        beta1 = 0.7 / k if self.beta1 is None else self.beta1
+        beta2 = 0.4 / k if self.beta2 is None else self.beta2
+        return _params(self.kind, method, k, self.safety, self.factor_min,
+                       self.factor_max, beta1, beta2, self.h_min, self.h_max)
+
+
+@dataclass(frozen=True)
+class StepDoubling(_Adaptive):
+    """Step doubling (Richardson extrapolation) for any method.
+
+    Each step costs about three steps of the method: ``h`` once and ``h/2``
+    twice.  The two half steps are kept; ``k = order + 1``, with integral
+    control ``h_new = h * safety * (1/err)^(1/k)`` by default.
+    """
+
+    beta1: float | None = None
+    beta2: float = 0.0
+
+    kind = DOUBLING
+
+    def exponent(self, method):
+        return method.order + 1
+
+    def params(self, method):
+        k = self.exponent(method)
+        beta1 = 1.0 / k if self.beta1 is None else self.beta1
+        return _params(self.kind, method, k, self.safety, self.factor_min,
+                       self.factor_max, beta1, self.beta2, self.h_min, self.h_max)
+
+
+def _params(kind, method, k, safety, fmin, fmax, beta1, beta2, hmin, hmax):
+    ctrl = np.zeros(C_SIZE)
+    ctrl[C_KIND] = kind
+    ctrl[C_EXPONENT] = k
+    ctrl[C_SAFETY] = safety
+    ctrl[C_FMIN] = fmin
+    ctrl[C_FMAX] = fmax
+    ctrl[C_BETA1] = beta1
+    ctrl[C_BETA2] = beta2
+    ctrl[C_HMIN] = hmin
+    ctrl[C_HMAX] = hmax
+    ctrl[C_ORDER] = method.order
+    ctrl[C_NEWTON] = 1e-3
+    ctrl[C_HAS_JAC] = 0.0
+    return ctrl
+
+
+# --- the formulas, run by the kernels in both backends -------------------------
+
+@jitable
+def accept_factor(ctrl, err, err_prev, after_reject):
+    """Growth factor of ``h`` after an accepted step with error norm ``err``."""
+    if err == 0.0:
+        factor = ctrl[C_FMAX]
+    else:
+        factor = ctrl[C_SAFETY] * err ** (-ctrl[C_BETA1]) * err_prev ** ctrl[C_BETA2]
+    factor = min(ctrl[C_FMAX], max(ctrl[C_FMIN], factor))
+    if after_reject:
+        factor = min(1.0, factor)
+    return factor
+
+
+@jitable
+def reject_factor(ctrl, err):
+    """Shrink factor of ``h`` after a step rejected with error norm ``err > 1``."""
+    return max(ctrl[C_FMIN], ctrl[C_SAFETY] * err ** (-1.0 / ctrl[C_EXPONENT]))
+
+
+def initial_step(deriv, rhs, args, t0, y0, f0, direction, k, tol, ist, fs):
+    """Hairer's starting step (*Solving ODEs I*, II.4, p. 169).
+
+    Compares the size of ``y0`` and ``f0`` to choose ``h0``, takes an explicit
+    Euler step to estimate the second derivative, and sets ``h`` so that the
+    local error of a method of local order ``k`` would be near tolerance.
+    Costs one evaluation (counted).  Returns the signed step.
+    """
+    zero = np.zeros_like(y0)
+    d0 = error_norm(y0, zero, y0, tol)  # scale uses atol + rtol |y0|
+    d1 = error_norm(f0, zero, y0, tol)
+    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    y1 = y0 + direction * h0 * f0
+    f1 = np.empty_like(f0)
+    code = deriv(rhs, args, t0 + direction * h0, y1, f1, ist, fs)
+    if code != 0:
+        return direction * h0
+    d2 = error_norm(f1 - f0, zero, y0, tol) / h0
+    if max(d1, d2) <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / k)
+    return direction * min(100 * h0, h1)

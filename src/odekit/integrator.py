@@ -1,0 +1,496 @@
+"""The run: state, kernels and controller of one integration.
+
+:class:`Integrator` steps a problem in real time -- a game loop, an
+interactive page -- with readable and writable time and state (an impulse
+such as thrust is a write).  :func:`odekit.solve` is an ``Integrator`` run to
+the end of the span with recording switched on.
+"""
+
+import math
+import warnings
+
+import numpy as np
+
+from . import backend as _backend
+from .controllers import FixedStep, PIController, StepDoubling, initial_step
+from .kernels import layout as L
+from .methods import method as lookup_method
+from .problem import ODEProblem, SecondOrderProblem
+from .solution import DenseOutput, Solution, Stats, Status
+
+NO_LIMIT = 2 ** 62
+EPS = np.finfo(float).eps
+
+
+class IntegrationError(RuntimeError):
+    """An :class:`Integrator` step failed; the state is that of the last good step."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = Status(status)
+
+
+class Integrator:
+    """Step a problem with one method, keeping the state between calls.
+
+    Parameters
+    ----------
+    problem : ODEProblem or SecondOrderProblem
+    method : str or Method
+        Any registered name or alias (see :func:`odekit.methods`).
+    h : float, optional
+        Fixed step size (positive; the direction follows ``t_span``).  With an
+        adaptive controller, the first step.
+    rtol, atol : float or array_like
+        Error tolerances of adaptive control, per component or scalar; for
+        implicit methods they also set Newton's tolerance.
+    adaptive : None, bool or "doubling"
+        ``None``: fixed when ``h`` is given, else the method's embedded pair.
+        ``True``: the embedded pair.  ``"doubling"``: step doubling, for any
+        method.  ``False``: fixed (needs ``h``).
+    controller : FixedStep, PIController or StepDoubling, optional
+        Full control of the step-size controller (instead of ``h``/``adaptive``).
+    max_steps : int, optional
+        Stop with ``Status.MAX_STEPS`` after this many accepted steps.
+    backend : {"auto", "numba", "python"}
+        ``auto`` compiles the problem's functions when Numba can and falls
+        back to Python (with a warning saying why) when it cannot.
+    """
+
+    def __init__(self, problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None,
+                 controller=None, max_steps=None, backend="auto"):
+        if not isinstance(problem, (ODEProblem, SecondOrderProblem)):
+            raise TypeError("problem must be an ODEProblem or SecondOrderProblem, "
+                            f"got {type(problem).__name__}")
+        self.problem = problem
+        self.method = lookup_method(method)
+        _check_compatible(problem, self.method)
+        self.controller = _controller(self.method, h, adaptive, controller)
+        y = problem.initial_state()
+        n = y.size
+        self._tol = _tolerances(rtol, atol, n)
+        self._ctrl = self.controller.params(self.method)
+        self._ctrl[L.C_HAS_JAC] = 0.0 if problem.jac is None else 1.0
+        self._ctrl[L.C_NEWTON] = max(1e-3, 20 * EPS / float(self._tol[0].min()))
+        self._data = _kernel_data(self.method, problem)
+        self._P = (self.method.coefficients.dense_matrix() if self.method.dense == "own"
+                   else np.zeros((0, 0)))
+        self._scratch = _scratch(self.method, y)
+        self._y = y
+        self._f = np.zeros_like(y)
+        self._fs = np.zeros(L.FS_SIZE)
+        self._ist = np.zeros(L.IST_SIZE, dtype=np.int64)
+        t0, t1 = problem.t_span
+        self._direction = 1.0 if t1 > t0 else -1.0
+        self._fs[L.T] = self._fs[L.T0] = t0
+        self._ist[L.MAX_ACCEPT] = NO_LIMIT if max_steps is None else _count("max_steps", max_steps)
+        self._kernels, code = _backend.prepare(problem, self.method.family, backend,
+                                                  (self._data, self._P, self._scratch), self._first_evaluation)
+        if code != L.SUCCESS:
+            raise ValueError(_first_evaluation_error(problem, code, t0))
+        self._ist[L.HAVE_F] = 1
+        if isinstance(self.controller, FixedStep):
+            self._fs[L.H] = self._direction * self.controller.h
+        elif self.controller.h0 is not None:
+            self._fs[L.H] = self._direction * self.controller.h0
+        else:
+            h0 = initial_step(self._kernels.deriv, self._kernels.rhs, problem.args, t0, self._y, self._f,
+                              self._direction, self._ctrl[L.C_EXPONENT], self._tol, self._ist, self._fs)
+            self._fs[L.H] = self._direction * min(abs(h0), abs(t1 - t0), self.controller.h_max)
+        self._fs[L.ERR_PREV] = 1.0
+
+    def _first_evaluation(self, kernels):
+        """f at the initial state: the probe that compiles the user's function."""
+        t0 = self._fs[L.T]
+        code = kernels.deriv(kernels.rhs, self.problem.args, t0, self._y, self._f, self._ist, self._fs)
+        J = self._scratch[1]
+        if code == L.SUCCESS and self.problem.jac is not None and J.size:
+            if not kernels.jac(t0, self._y, J, self.problem.args):
+                n = self._y.size
+                raise ValueError(f"jac returned {np.size(_call_jac(self.problem, t0))} values at t={t0}; "
+                                 f"expected a ({n}, {n}) matrix")
+        return code
+
+    # --- state --------------------------------------------------------------------
+    @property
+    def backend(self):
+        """``"numba"`` or ``"python"``: which backend runs."""
+        return self._kernels.backend
+
+    @property
+    def t(self):
+        """Current time; writable (restarts the fixed-step grid there)."""
+        return float(self._fs[L.T])
+
+    @t.setter
+    def t(self, value):
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"t must be finite, got {value!r}")
+        self._fs[L.T] = self._fs[L.T0] = value
+        self._ist[L.KSTEP] = 0
+        self._invalidate()
+
+    @property
+    def y(self):
+        """Current state, shaped like ``y0`` (``(2, *x0.shape)`` for mechanics); read-only view.
+
+        Assign to change it: ``integ.y = new_state``.
+        """
+        view = self.problem.unflatten(self._y[None])[0]
+        view.flags.writeable = False
+        return view
+
+    @y.setter
+    def y(self, value):
+        self._write(slice(None), value, "y", self.problem.unflatten(self._y[None])[0].shape)
+
+    @property
+    def x(self):
+        """Positions (second-order problems); read-only view, assign to change."""
+        return self._half(0)
+
+    @x.setter
+    def x(self, value):
+        self._write(slice(0, self._y.size // 2), value, "x", self._second_order_shape("x"))
+
+    @property
+    def v(self):
+        """Velocities (second-order problems); read-only view, assign to change (e.g. a kick of thrust)."""
+        return self._half(1)
+
+    @v.setter
+    def v(self, value):
+        self._write(slice(self._y.size // 2, None), value, "v", self._second_order_shape("v"))
+
+    def _second_order_shape(self, what):
+        if not self.problem.second_order:
+            raise AttributeError(f"{what} exists for a SecondOrderProblem; this problem's state is y")
+        return self.problem.shape
+
+    def _half(self, i):
+        shape = self._second_order_shape("xv"[i])
+        n = self._y.size // 2
+        view = self._y[i * n:(i + 1) * n].reshape(shape)
+        view.flags.writeable = False
+        return view
+
+    def _write(self, where, value, name, shape):
+        value = np.asarray(value, dtype=self._y.dtype)
+        if value.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}, got {value.shape}")
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{name} must be finite")
+        self._y[where] = value.ravel()
+        self._invalidate()
+
+    def _invalidate(self):
+        """The state changed from outside: remembered derivatives no longer hold."""
+        self._ist[L.HAVE_F] = 0
+        self._fs[L.CARRY_H] = 0.0
+
+    @property
+    def h(self):
+        """The fixed step, or the next step the adaptive controller will try (signed)."""
+        return float(self._fs[L.H])
+
+    @property
+    def stats(self):
+        """Work so far: :class:`Stats`."""
+        return Stats.from_state(self._ist)
+
+    # --- stepping -----------------------------------------------------------------
+    def step(self, n=1):
+        """Take ``n`` accepted steps; return the new time.
+
+        Raises
+        ------
+        IntegrationError
+            If a step fails; the state stays at the last good step.
+        """
+        self._advance(self._direction * math.inf, _count("n", n), _NoRecording)
+        return self.t
+
+    def advance_to(self, t):
+        """Integrate to time ``t`` exactly (the last step is shortened to land there)."""
+        t = float(t)
+        if not math.isfinite(t) or self._direction * (t - self.t) < 0:
+            raise ValueError(f"t must be finite and not behind the current time {self.t} "
+                             f"in the direction of integration, got {t!r}")
+        self._advance(t, NO_LIMIT, _NoRecording)
+        return self.t
+
+    def _advance(self, t_target, pause_after, recorder):
+        status, exc = self._run(t_target, pause_after, recorder)
+        if status not in (L.SUCCESS, L.PAUSED):
+            raise IntegrationError(status, self._message(status, t_target, exc)) from exc
+
+    def _run(self, t_target, pause_after, recorder):
+        """Drive the kernel until done; grow the recorder's buffers as needed."""
+        k = self._kernels
+        self._fs[L.T_END] = t_target
+        self._ist[L.PAUSE_AFTER] = pause_after
+        self._ist[L.RECORD] = recorder.mode
+        while True:
+            try:
+                status = k.drive(k.step, k.deriv, k.rhs, k.jac, self.problem.args, self._data, self._P,
+                                 self._ctrl, self._tol, self._y, self._f, self._fs, self._ist,
+                                 self._scratch, *recorder.buffers())
+            except Exception as exc:  # the user's function raised: keep what was computed
+                return L.FUNCTION_ERROR, exc
+            if status != L.BUFFER_FULL:
+                return status, None
+            recorder.grow(self._ist)
+
+    def _message(self, status, t_target, exc=None):
+        t, fs, ist = self.t, self._fs, self._ist
+        where = f"t={fs[L.T_FAIL]:.6g}"
+        what = "the force accel" if self.problem.second_order else "fun"
+        if status == L.SUCCESS:
+            return f"reached t={t:.6g}"
+        if status == L.MAX_STEPS:
+            return (f"max_steps={int(ist[L.MAX_ACCEPT])} reached at t={t:.6g} before t_end={t_target:.6g}; "
+                    "raise max_steps, loosen the tolerances or use a larger h")
+        if status == L.NONFINITE:
+            return (f"{what} returned non-finite values (inf or nan) at {where}, in the step from "
+                    f"t={t:.6g} with h={self.h:.3g}; a smaller h or an adaptive method may get through")
+        if status == L.BAD_SHAPE:
+            return (f"{what} returned the wrong number of values at {where}; expected an array "
+                    f"of shape {self.problem.shape}")
+        if status == L.NEWTON_FAILED:
+            return (f"Newton's method did not converge at {where} (step from t={t:.6g} with "
+                    f"h={self.h:.3g}); use a smaller h, adaptive stepping, or supply the exact Jacobian")
+        if status == L.FUNCTION_ERROR:
+            return f"{what} raised {type(exc).__name__}: {exc} (in the step from t={t:.6g})"
+        if status == L.STEP_UNDERFLOW:
+            why = {L.NONFINITE: f"; {what} returned non-finite values at {where}",
+                   L.NEWTON_FAILED: f"; Newton's method failed to converge at {where}"}.get(int(ist[L.LAST_FAIL]), "")
+            floor = (f"h_min={self._ctrl[L.C_HMIN]:g}" if self._ctrl[L.C_HMIN] > 0
+                     else "the resolution of floating point")
+            return (f"step size underflow at t={t:.6g}: the step needed fell below {floor}{why}. "
+                    "The solution may be singular there, or the problem stiff (try an implicit method)")
+        return f"stopped with status {status}"
+
+    # --- solve(): the whole span, recorded ---------------------------------------
+    def _solve(self, t_eval, dense_output):
+        t0, t1 = self.problem.t_span
+        recorder = _Recorder(self, t_eval, dense_output)
+        status, exc = self._run(t1, NO_LIMIT, recorder)
+        k = self._kernels
+        t_out, y_out, dense = recorder.result(self._ist, self._P)
+        message = self._message(status, t1, exc)
+        if status == L.SUCCESS:
+            message = f"The solver reached t_end={t1:.6g}."
+        return Solution(self.problem, self.method, t_out, self.problem.unflatten(y_out),
+                        Stats.from_state(self._ist), status, message, k.backend, k.reason,
+                        dense, exc)
+
+
+# --- recording -----------------------------------------------------------------------
+
+class _NoRecording:
+    mode = L.RECORD_NONE
+    _empty1 = np.zeros(0)
+    _empty2 = np.zeros((0, 0))
+
+    @classmethod
+    def buffers(cls):
+        return cls._empty1, cls._empty1, cls._empty2, cls._empty1, cls._empty2, cls._empty2, np.zeros((0, 0, 0))
+
+
+class _Recorder:
+    """Output buffers that the kernel fills and that grow when full."""
+
+    def __init__(self, integ, t_eval, dense_output):
+        y, f, ist = integ._y, integ._f, integ._ist
+        n, dtype = y.size, y.dtype
+        t0, t1 = integ.problem.t_span
+        direction = integ._direction
+        if t_eval is None:
+            self.mode = L.RECORD_STEPS
+            self.t_eval = np.zeros(0)
+            cap = _expected_steps(integ) + 1
+        else:
+            self.mode = L.RECORD_TEVAL
+            self.t_eval = _check_t_eval(t_eval, t0, t1, direction)
+            cap = max(1, self.t_eval.size)
+        self.out_t = np.empty(cap)
+        self.out_y = np.empty((cap, n), dtype=dtype)
+        if self.mode == L.RECORD_STEPS or (self.t_eval.size and self.t_eval[0] == t0):
+            self.out_t[0] = t0
+            self.out_y[0] = y
+            ist[L.NOUT] = 1
+            ist[L.TEVAL_NEXT] = 1 if self.mode == L.RECORD_TEVAL else 0
+        own = integ._P.shape[0] > 0 and integ.controller.kind != L.DOUBLING
+        stages = integ._P.shape[0] if own else 0
+        dcap = (_expected_steps(integ) + 1) if dense_output else 0
+        self.dense_t = np.empty(dcap)
+        self.dense_y = np.empty((dcap, n), dtype=dtype)
+        self.dense_f = np.empty((dcap, n), dtype=dtype)
+        self.dense_k = np.empty((dcap, stages, n if stages else 0), dtype=dtype)
+        if dense_output:
+            self.dense_t[0], self.dense_y[0], self.dense_f[0] = t0, y, f
+            ist[L.NDENSE] = 1
+
+    def buffers(self):
+        return (self.t_eval, self.out_t, self.out_y, self.dense_t, self.dense_y, self.dense_f, self.dense_k)
+
+    def grow(self, ist):
+        """Double whichever buffer is full, keeping its contents."""
+        if self.mode == L.RECORD_STEPS and ist[L.NOUT] >= self.out_t.shape[0]:
+            self.out_t = _doubled(self.out_t)
+            self.out_y = _doubled(self.out_y)
+        if self.dense_t.shape[0] and ist[L.NDENSE] >= self.dense_t.shape[0]:
+            self.dense_t, self.dense_y = _doubled(self.dense_t), _doubled(self.dense_y)
+            self.dense_f, self.dense_k = _doubled(self.dense_f), _doubled(self.dense_k)
+
+    def result(self, ist, P):
+        m = int(ist[L.NOUT])
+        dense = None
+        if self.dense_t.shape[0]:
+            d = int(ist[L.NDENSE])
+            k = self.dense_k[:max(d - 1, 0)]
+            dense = DenseOutput(self.dense_t[:d].copy(), self.dense_y[:d].copy(), self.dense_f[:d].copy(),
+                                k.copy(), P if k.shape[1] else np.zeros((0, 0)))
+        return self.out_t[:m].copy(), self.out_y[:m].copy(), dense
+
+
+def _doubled(a):
+    bigger = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)
+    bigger[:a.shape[0]] = a
+    return bigger
+
+
+def _expected_steps(integ):
+    """Buffer size to start with: exact for fixed steps, a guess when adaptive."""
+    t0, t1 = integ.problem.t_span
+    if isinstance(integ.controller, FixedStep):
+        return int(math.ceil(abs(t1 - t0) / integ.controller.h * (1 - 1e-9))) + 1
+    return 1024
+
+
+def _check_t_eval(t_eval, t0, t1, direction):
+    t_eval = np.asarray(t_eval, dtype=float)
+    if t_eval.ndim != 1:
+        raise ValueError(f"t_eval must be one-dimensional, got shape {t_eval.shape}")
+    if not np.all(np.isfinite(t_eval)):
+        raise ValueError("t_eval must be finite")
+    lo, hi = min(t0, t1), max(t0, t1)
+    outside = t_eval[(t_eval < lo) | (t_eval > hi)]
+    if outside.size:
+        raise ValueError(f"t_eval must lie within t_span [{lo}, {hi}]; {outside[0]!r} does not")
+    if t_eval.size > 1 and np.any(direction * np.diff(t_eval) < 0):
+        order = "increasing" if direction > 0 else "decreasing"
+        raise ValueError(f"t_eval must be sorted in the direction of integration ({order})")
+    return t_eval
+
+
+# --- set-up checks -------------------------------------------------------------------
+
+def _check_compatible(problem, method):
+    if method.second_order_only and not problem.second_order:
+        raise ValueError(f"method {method.name!r} is a splitting method for x'' = a(t, x, v): give a "
+                         "SecondOrderProblem, or choose a method for first-order systems (e.g. 'rk4', 'dp54')")
+    if method.needs_velocity_independent and problem.second_order and problem.velocity_dependent:
+        raise ValueError(
+            f"method {method.name!r} needs forces that do not depend on velocity, but the problem says "
+            "velocity_dependent=True; with a(t, x, v) it would silently lose its order. Declare "
+            "velocity_dependent=False if accel ignores v, or use 'symplectic_euler' or a Runge-Kutta "
+            "method such as 'rk4'")
+
+
+def _controller(method, h, adaptive, controller):
+    if controller is not None:
+        if h is not None or adaptive is not None:
+            raise ValueError("give either controller=... or h/adaptive, not both")
+        if not isinstance(controller, (FixedStep, PIController, StepDoubling)):
+            raise TypeError("controller must be FixedStep, PIController or StepDoubling, "
+                            f"got {type(controller).__name__}")
+        if isinstance(controller, PIController):
+            controller.exponent(method)  # raises if the method has no embedded pair
+        return controller
+    if h is not None:
+        h = _step_size(h)
+    if adaptive is None:
+        adaptive = h is None
+    if adaptive is False:
+        if h is None:
+            raise ValueError("fixed steps need h: give h=... (a positive step size)")
+        return FixedStep(h)
+    if adaptive == "doubling":
+        return StepDoubling(h0=h)
+    if adaptive is True or adaptive == "embedded":
+        if not method.adaptive:
+            raise ValueError(f"method {method.name!r} has no embedded error estimate to adapt its step: "
+                             "give a fixed step h=..., or adaptive='doubling' for step doubling, "
+                             "or choose an embedded pair such as 'dp54'")
+        return PIController(h0=h)
+    raise ValueError(f"adaptive must be None, True, False or 'doubling', got {adaptive!r}")
+
+
+def _step_size(h):
+    try:
+        value = float(h)
+    except (TypeError, ValueError):
+        raise TypeError(f"h must be a number, got {type(h).__name__}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"h must be a positive finite step size, got {h!r}; "
+                         "the direction of integration follows t_span")
+    return value
+
+
+def _count(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _tolerances(rtol, atol, n):
+    tol = np.empty((2, n))
+    for row, name, value in ((0, "rtol", rtol), (1, "atol", atol)):
+        arr = np.asarray(value, dtype=float)
+        if arr.ndim > 1 or (arr.ndim == 1 and arr.size != n):
+            raise ValueError(f"{name} must be a number or have one entry per state component ({n}), "
+                             f"got shape {arr.shape}")
+        if not np.all((arr > 0) & np.isfinite(arr)):
+            raise ValueError(f"{name} must be positive and finite, got {value!r}")
+        tol[row] = arr
+    floor = 100 * EPS
+    if np.any(tol[0] < floor):
+        warnings.warn(f"rtol below {floor:.1e} cannot be met in double precision; using {floor:.1e}",
+                      stacklevel=4)
+        tol[0] = np.maximum(tol[0], floor)
+    return tol
+
+
+def _kernel_data(method, problem):
+    c = method.coefficients
+    if method.family == "splitting":
+        return c.kernel_data(problem.velocity_dependent)
+    return c.kernel_data()
+
+
+def _scratch(method, y):
+    """Work arrays: stage rows for every family; Jacobian and LU for implicit ones."""
+    n = y.size
+    work = np.zeros((method.stages + 8, n), dtype=y.dtype)
+    m = n if method.implicit else 0
+    return (work, np.zeros((m, m), dtype=y.dtype), np.zeros((m, m), dtype=y.dtype),
+            np.zeros(m, dtype=np.int64))
+
+
+def _first_evaluation_error(problem, code, t0):
+    if problem.second_order:
+        name, call = "accel", lambda: problem.accel(t0, problem.x0, problem.v0, *problem.args)
+        expected = problem.x0.shape
+    else:
+        name, call = "fun", lambda: problem.fun(t0, problem.y0, *problem.args)
+        expected = problem.y0.shape
+    if code == L.BAD_SHAPE:
+        return (f"{name} returned an array of shape {np.shape(call())} at t0={t0}; "
+                f"expected the shape of the state, {expected}")
+    return f"{name} returned non-finite values (inf or nan) at t0={t0} for the initial state"
+
+
+def _call_jac(problem, t0):
+    return problem.jac(t0, problem.y0, *problem.args) if callable(problem.jac) else problem.jac

@@ -1,0 +1,167 @@
+"""Compile the kernels with Numba: the only module that imports it.
+
+Importing this module registers every ``@jitable`` helper with Numba and
+swaps each ``@compiled_as`` primitive for its loop version inside compiled
+code.
+
+Functions travel between kernels as *first-class functions*
+(``numba.types.FunctionType``): the driver receives the stepper, the
+derivative, the right-hand side and the Jacobian as typed function pointers.
+So each kernel is compiled once per *signature* (the types of ``args``, the
+state's dtype, the method family) -- not once per user function -- and is
+kept in Numba's on-disk cache between processes.  A new right-hand side
+costs only the compilation of itself and its small adapter.
+
+The cache is stamped with a hash of all of odekit's sources: Numba alone
+checks only the file that defines a cached function, not the helpers
+compiled into it, and would serve stale code after an edit to a helper.
+
+All code is compiled with ``error_model="numpy"``: a division by zero gives
+``inf`` or ``nan`` (which the kernels detect and report with the time it
+happened) instead of raising from a compiled loop -- and it is faster.
+"""
+
+import contextlib
+import functools
+import hashlib
+import pathlib
+import warnings
+
+import numba
+from numba import types
+from numba.core import caching
+from numba.core.errors import NumbaIRAssumptionWarning
+from numba.core.registry import CPUDispatcher
+from numba.extending import overload, register_jitable
+
+from . import COMPILED_AS, JITABLE
+# Import every kernel module so that their decorators have run.
+from . import dense, driver, evaluation, explicit_rk, implicit_rk, rosenbrock, splitting  # noqa: F401
+from .. import controllers  # noqa: F401
+
+OPTIONS = {"error_model": "numpy"}
+
+# Helpers are inlined into their callers in Numba's IR: a call to a small
+# primitive otherwise costs more than its work (argument passing and
+# reference counting of each array), several times per stage.
+for _fn in JITABLE:
+    register_jitable(inline="always", **OPTIONS)(_fn)
+
+
+def _overload_with(loop_version):
+    def typer(*args):
+        return loop_version
+    return typer
+
+
+for _fn, _loop in COMPILED_AS:
+    overload(_fn, jit_options=OPTIONS, strict=False, inline="always")(_overload_with(_loop))
+
+
+# --- the on-disk cache, stamped with every source file of odekit ------------------------
+
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent
+
+
+@functools.lru_cache(maxsize=1)
+def source_stamp():
+    """A hash of all of odekit's Python sources (and Numba's version)."""
+    digest = hashlib.sha256(numba.__version__.encode())
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _stamped(locator):
+    class Stamped(locator):
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not pathlib.Path(py_file).resolve().is_relative_to(PACKAGE):
+                return None
+            return super().from_function(py_func, py_file)
+
+        def get_source_stamp(self):
+            return source_stamp()
+
+    Stamped.__name__ = f"Odekit{locator.__name__}"
+    return Stamped
+
+
+try:
+    _LOCATORS = [_stamped(caching.InTreeCacheLocator), _stamped(caching.UserWideCacheLocator)]
+    caching.CacheImpl._locator_classes[:0] = _LOCATORS
+    CACHE = True
+except AttributeError:  # pragma: no cover - a Numba without these internals: compile every run
+    CACHE = False
+
+
+# --- compilation --------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _quiet():
+    """Silence Numba's pedantic SSA notes, which inlined loops trigger harmlessly."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaIRAssumptionWarning)
+        yield
+
+
+def compile_function(fn, signature=None):
+    """A user's function or an adapter, compiled now for ``signature`` (or lazily)."""
+    dispatcher = fn if isinstance(fn, CPUDispatcher) else numba.njit(**OPTIONS)(fn)
+    if signature is not None:
+        with _quiet():
+            dispatcher.compile(signature)
+    return dispatcher
+
+
+@functools.lru_cache(maxsize=None)
+def kernel(fn, signature):
+    """``fn`` compiled for exactly one signature, from the disk cache when it is there.
+
+    Further compilation is disabled, so a function argument is converted to
+    the signature's first-class function type instead of triggering a new
+    specialisation for each function passed in.
+    """
+    dispatcher = numba.njit(cache=CACHE, **OPTIONS)(fn)
+    with _quiet():
+        dispatcher.compile(signature)
+    dispatcher.disable_compile()
+    return dispatcher
+
+
+# --- signatures -----------------------------------------------------------------------
+
+def vector(dtype):
+    return types.Array(numba.from_dtype(dtype), 1, "C")
+
+
+def matrix(dtype):
+    return types.Array(numba.from_dtype(dtype), 2, "C")
+
+
+def rhs_signature(args_type, dtype):
+    """``rhs(t, y, out, args) -> bool`` and the Jacobian's ``jac(t, y, J, args) -> bool``."""
+    v = vector(dtype)
+    return (types.boolean(types.float64, v, v, args_type),
+            types.boolean(types.float64, v, matrix(dtype), args_type))
+
+
+def kernel_signatures(args_type, dtype, m_type, P_type, scratch_type):
+    """Signatures of the derivative, the stepper and the driver for one kind of run."""
+    v, mat = vector(dtype), matrix(dtype)
+    fvec, fmat, ivec = types.float64[::1], types.float64[:, ::1], types.int64[::1]
+    rhs_sig, jac_sig = rhs_signature(args_type, dtype)
+    rhs_t, jac_t = types.FunctionType(rhs_sig), types.FunctionType(jac_sig)
+    deriv_sig = types.int64(rhs_t, args_type, types.float64, v, v, ivec, fvec)
+    step_sig = types.Tuple((types.int64, types.boolean, types.boolean))(
+        rhs_t, jac_t, args_type, m_type, fvec, fmat, types.float64, types.float64,
+        v, v, types.boolean, v, v, v, scratch_type, ivec, fvec)
+    drive_sig = types.int64(
+        types.FunctionType(step_sig), types.FunctionType(deriv_sig), rhs_t, jac_t, args_type, m_type,
+        P_type, fvec, fmat, v, v, fvec, ivec, scratch_type,
+        fvec, fvec, mat, fvec, mat, mat, types.Array(numba.from_dtype(dtype), 3, "C"))
+    return deriv_sig, step_sig, drive_sig
+
+
+typeof = numba.typeof

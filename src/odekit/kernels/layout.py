@@ -1,0 +1,73 @@
+"""Shared constants of the kernels: status codes and state-array slots.
+
+The kernels keep their run state in two small arrays (floats ``fs`` and
+integers ``ist``) that the Python side owns.  Writing progress into them step
+by step is what lets a run that stops half-way -- an exception in the user's
+function, a full output buffer -- resume or report without losing anything.
+Module-level integers are compile-time constants for Numba.
+"""
+
+# --- status codes -----------------------------------------------------------
+# Final statuses (also the public ``odekit.Status`` values).
+SUCCESS = 0
+MAX_STEPS = -1
+STEP_UNDERFLOW = -2
+NONFINITE = -3
+BAD_SHAPE = -4
+NEWTON_FAILED = -5
+FUNCTION_ERROR = -6          # raised by the user's function (set in Python)
+# Reasons a kernel call returns before the run is over.
+PAUSED = 1                   # the requested number of steps was taken
+BUFFER_FULL = 2              # the Python side grows the output and resumes
+
+# --- float state ``fs`` --------------------------------------------------------
+T = 0            # current time
+H = 1            # next step to try (signed); the fixed step for fixed control
+T_END = 2        # where this kernel call stops
+T0 = 3           # origin of the fixed-step grid t0 + k h
+ERR_PREV = 4     # previous accepted error norm (PI control)
+T_FAIL = 5       # time of the evaluation that failed
+H_LAST = 6       # last accepted step
+CARRY_H = 7      # a step's private memory (leapfrog's half-step velocity)
+                 # is valid for continuing with this step size; 0 = invalid
+FS_SIZE = 8
+
+# --- integer state ``ist`` ---------------------------------------------------
+NFEV = 0         # right-hand-side (or force) evaluations
+NJEV = 1         # Jacobian evaluations
+NLU = 2          # LU factorisations
+NACCEPT = 3      # accepted steps
+NREJECT = 4      # rejected steps
+HAVE_F = 5       # 1 when ``f`` holds the derivative at the current state
+NOUT = 6         # rows written to the output buffers
+NDENSE = 7       # steps written to the dense-output buffers
+KSTEP = 8        # fixed steps taken since T0
+MAX_ACCEPT = 9   # stop with MAX_STEPS when NACCEPT reaches this
+PAUSE_AFTER = 10  # stop with PAUSED after this many accepted steps in a call
+TEVAL_NEXT = 11  # index of the next requested output time
+LAST_FAIL = 12   # code of the last failed step attempt (adaptive runs)
+RECORD = 13      # what to record: RECORD_NONE, RECORD_STEPS or RECORD_TEVAL
+IST_SIZE = 14
+
+RECORD_NONE = 0
+RECORD_STEPS = 1  # every accepted step
+RECORD_TEVAL = 2  # the interpolated state at each requested time
+
+# --- controller parameters ``ctrl`` ------------------------------------------
+FIXED = 0
+EMBEDDED = 1
+DOUBLING = 2
+
+C_KIND = 0       # FIXED, EMBEDDED or DOUBLING
+C_EXPONENT = 1   # k in err ~ h^k: the local order of the error estimate
+C_SAFETY = 2
+C_FMIN = 3
+C_FMAX = 4
+C_BETA1 = 5
+C_BETA2 = 6
+C_HMIN = 7
+C_HMAX = 8
+C_ORDER = 9      # order p of the method (step doubling divides by 2^p - 1)
+C_NEWTON = 10    # Newton tolerance as a fraction of the error tolerance
+C_HAS_JAC = 11   # 1 when the user's Jacobian is used, 0 for finite differences
+C_SIZE = 12

@@ -1,0 +1,84 @@
+"""Order conditions of Runge--Kutta methods, in exact arithmetic.
+
+A Runge--Kutta method has order ``p`` when, for every rooted tree ``t`` with
+at most ``p`` vertices, its elementary weight equals ``1 / gamma(t)``
+(Butcher; Hairer, Nørsett & Wanner, *Solving ODEs I*, Theorem II.2.13):
+
+    sum_i b_i Phi_i(t) = 1 / gamma(t),
+
+where ``Phi_i(leaf) = 1``, ``Phi_i([t_1, ..., t_m]) = prod_k (A Phi(t_k))_i``
+and ``gamma([t_1, ..., t_m]) = |t| * prod_k gamma(t_k)``.  With the
+coefficients held as :class:`fractions.Fraction`, each condition holds or
+fails exactly.
+"""
+
+from fractions import Fraction
+from functools import lru_cache
+from math import prod
+
+
+@lru_cache(maxsize=None)
+def rooted_trees(order):
+    """All rooted trees with ``order`` vertices, each a sorted tuple of subtrees.
+
+    The leaf is ``()``.  There are 1, 1, 2, 4, 9, 20, 48 trees of order 1..7.
+    """
+    if order == 1:
+        return ((),)
+    return tuple(sorted(set(_forests(order - 1, order - 1))))
+
+
+def _forests(total, largest):
+    """Sorted tuples of trees whose orders sum to ``total``, each <= ``largest``."""
+    if total == 0:
+        yield ()
+        return
+    for size in range(min(total, largest), 0, -1):
+        for tree in rooted_trees(size):
+            for rest in _forests(total - size, size):
+                # keep children in non-increasing (size, tree) order: one form per multiset
+                if rest and (size, tree) < (_size(rest[0]), rest[0]):
+                    continue
+                yield (tree,) + rest
+
+
+@lru_cache(maxsize=None)
+def _size(tree):
+    return 1 + sum(_size(child) for child in tree)
+
+
+@lru_cache(maxsize=None)
+def density(tree):
+    """``gamma(t)``: the tree's order times the densities of its subtrees."""
+    return _size(tree) * prod(density(child) for child in tree)
+
+
+def _internal_weights(A, tree):
+    """``Phi_i(t)`` for each stage ``i``."""
+    s = len(A)
+    phi = [Fraction(1)] * s
+    for child in tree:
+        inner = _internal_weights(A, child)
+        row = [sum(A[i][j] * inner[j] for j in range(s)) for i in range(s)]
+        phi = [phi[i] * row[i] for i in range(s)]
+    return phi
+
+
+def residual(A, b, tree):
+    """``sum_i b_i Phi_i(t) - 1/gamma(t)``: zero when the condition holds."""
+    phi = _internal_weights(A, tree)
+    return sum(bi * pi for bi, pi in zip(b, phi)) - Fraction(1, density(tree))
+
+
+def satisfies(A, b, order):
+    """True when ``(A, b)`` satisfies every condition of orders ``1..order``."""
+    return all(residual(A, b, tree) == 0
+               for q in range(1, order + 1) for tree in rooted_trees(q))
+
+
+def order_of(A, b, max_order=8):
+    """The largest ``p <= max_order`` whose conditions all hold."""
+    p = 0
+    while p < max_order and all(residual(A, b, t) == 0 for t in rooted_trees(p + 1)):
+        p += 1
+    return p

@@ -1,0 +1,265 @@
+"""Problems: the system side, a black box to the solver.
+
+Following Witkin & Baraff (*Physically Based Modeling*, SIGGRAPH course
+notes, 1997), the solver needs only the size of the state, the state and
+time, and the derivative.  :class:`ODEProblem` holds ``y' = f(t, y)``;
+:class:`SecondOrderProblem` holds mechanics, ``x'' = a(t, x, v)``, which
+splitting methods use directly and every other method sees through the
+reduction ``u = [x, v]``, ``u' = [v, a]``.  :class:`System` is the object
+protocol for models that live in objects.
+"""
+
+from collections.abc import Callable, Mapping
+import math
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+def _span(t_span):
+    try:
+        t0, t1 = (float(t) for t in t_span)
+    except (TypeError, ValueError):
+        raise ValueError(f"t_span must be a pair of numbers (t0, t_end), got {t_span!r}") from None
+    if not (math.isfinite(t0) and math.isfinite(t1)):
+        raise ValueError(f"t_span must be finite, got {t_span!r}")
+    if t0 == t1:
+        raise ValueError(f"t_span has zero length: t0 = t_end = {t0!r}; accepted: t_end != t0 "
+                         "(t_end < t0 integrates backward)")
+    return t0, t1
+
+
+def _state(name, value):
+    try:
+        array = np.array(value)
+    except Exception as exc:  # pragma: no cover - numpy's own message is kept
+        raise ValueError(f"{name} must be array-like numbers: {exc}") from None
+    if array.dtype.kind in "biuf":
+        array = array.astype(np.float64)
+    elif array.dtype.kind == "c":
+        array = array.astype(np.complex128)
+    else:
+        raise ValueError(f"{name} must hold real or complex numbers, got dtype {array.dtype}")
+    if array.size == 0:
+        raise ValueError(f"{name} is empty; accepted: at least one number")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0]) if array.ndim else ()
+        raise ValueError(f"{name} must be finite, but {name}{list(where) if where else ''} = "
+                         f"{array[where] if where else array.item()!r}")
+    return array
+
+
+def _args(args):
+    if isinstance(args, tuple):
+        return args
+    if isinstance(args, list):
+        return tuple(args)
+    raise TypeError(f"args must be a tuple of extra arguments, got {type(args).__name__}; "
+                    f"for a single argument write args=({args!r},)")
+
+
+def _callable(name, fun, allow_none=False):
+    if fun is None and allow_none:
+        return None
+    if not callable(fun):
+        raise TypeError(f"{name} must be callable, got {type(fun).__name__}")
+    return fun
+
+
+def _invariants(invariants):
+    if invariants is None:
+        return {}
+    if not isinstance(invariants, Mapping):
+        raise TypeError("invariants must be a mapping name -> function, "
+                        f"got {type(invariants).__name__}")
+    for key, fun in invariants.items():
+        _callable(f"invariants[{key!r}]", fun)
+    return dict(invariants)
+
+
+class ODEProblem:
+    """A first-order initial value problem ``y' = fun(t, y, *args)``.
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(t, y, *args)`` returns ``dy/dt`` shaped like ``y``.  With
+        ``inplace=True`` it is ``fun(t, y, dydt, *args)`` and writes into
+        ``dydt`` (no allocation: the fastest form when compiled).
+    t_span : (float, float)
+        ``(t0, t_end)``; ``t_end < t0`` integrates backward.
+    y0 : array_like
+        Initial state, any shape (a scalar too); real or complex.  The
+        solution keeps this shape: ``sol.y[i]`` is shaped like ``y0``.
+    args : tuple
+        Extra arguments for ``fun``, ``jac`` and friends.
+    jac : callable or array_like, optional
+        ``df/dy`` as a ``(y0.size, y0.size)`` array, or ``jac(t, y, *args)``
+        returning one.  Implicit methods use finite differences without it.
+    invariants : mapping, optional
+        ``name -> g(t, y)``: quantities that should stay constant (energy,
+        momentum); see :meth:`Solution.invariants`.
+    exact : callable, optional
+        ``exact(t)`` returns the true ``y(t)``, for error measurements.
+    name : str, optional
+        A label for tables and plots.
+    inplace : bool
+        Whether ``fun`` writes its result into an output argument.
+    """
+
+    second_order = False
+
+    def __init__(self, fun, t_span, y0, args=(), jac=None, invariants=None, exact=None,
+                 name=None, inplace=False):
+        self.fun = _callable("fun", fun)
+        self.t_span = _span(t_span)
+        self.y0 = _state("y0", y0)
+        self.args = _args(args)
+        if jac is not None and not callable(jac):
+            jac = np.array(jac, dtype=self.y0.dtype)
+            n = self.y0.size
+            if jac.shape != (n, n):
+                raise ValueError(f"jac has shape {jac.shape}; expected ({n}, {n}) for a state of {n} values")
+        self.jac = jac
+        self.invariants = _invariants(invariants)
+        self.exact = _callable("exact", exact, allow_none=True)
+        self.name = name or getattr(fun, "__name__", "ode")
+        self.inplace = bool(inplace)
+
+    @property
+    def shape(self):
+        """Shape of the state ``y``."""
+        return self.y0.shape
+
+    @property
+    def size(self):
+        """Number of scalar unknowns."""
+        return self.y0.size
+
+    def initial_state(self):
+        """The flat state vector the kernels integrate."""
+        return self.y0.ravel().copy()
+
+    def unflatten(self, Y):
+        """Rows of flat states -> trajectory shaped ``(m, *shape)``."""
+        return Y.reshape((Y.shape[0],) + self.shape)
+
+    def evaluate_invariant(self, g, t, y):
+        return g(t, y)
+
+    def __repr__(self):
+        return f"ODEProblem({self.name!r}, t_span={self.t_span}, y0 shape {self.shape})"
+
+    @classmethod
+    def from_system(cls, system, t_end, name=None):
+        """Wrap an object following :class:`System` as a problem.
+
+        The derivative is computed by setting the object's state and time and
+        asking it for its derivative, so the solver never sees its internals
+        (Witkin & Baraff).  Such a function runs on the Python backend.
+        """
+        if not isinstance(system, System):
+            missing = [m for m in ("dim", "get_state", "set_state", "get_time", "set_time", "derivative")
+                       if not callable(getattr(system, m, None))]
+            raise TypeError(f"system must provide the System methods; missing: {', '.join(missing)}")
+        n = int(system.dim())
+        y0 = np.asarray(system.get_state(), dtype=float).reshape(n)
+
+        def fun(t, y):
+            system.set_time(t)
+            system.set_state(y)
+            return np.asarray(system.derivative(), dtype=float)
+
+        return cls(fun, (float(system.get_time()), t_end), y0,
+                   name=name or type(system).__name__)
+
+
+@runtime_checkable
+class System(Protocol):
+    """A model that lives in an object (Witkin & Baraff's particle system).
+
+    ``dim()`` is the length of the state vector; ``get_state()`` /
+    ``set_state(y)`` copy it out and in; ``get_time()`` / ``set_time(t)`` the
+    same for time; ``derivative()`` returns ``dy/dt`` at the current state.
+    Use it with :meth:`ODEProblem.from_system`.
+    """
+
+    def dim(self) -> int: ...
+    def get_state(self) -> np.ndarray: ...
+    def set_state(self, y: np.ndarray) -> None: ...
+    def get_time(self) -> float: ...
+    def set_time(self, t: float) -> None: ...
+    def derivative(self) -> np.ndarray: ...
+
+
+class SecondOrderProblem:
+    """Mechanics: ``x'' = accel(t, x, v, *args)``.
+
+    Parameters
+    ----------
+    accel : callable
+        ``accel(t, x, v, *args)`` returns the acceleration shaped like ``x``
+        (with ``inplace=True``: ``accel(t, x, v, a, *args)`` writes it).
+    t_span : (float, float)
+    x0, v0 : array_like
+        Initial positions and velocities, the same shape (e.g. ``(N, 3)``).
+    args : tuple
+    velocity_dependent : bool
+        Whether ``accel`` uses ``v`` (drag, magnetic forces).  Splitting
+        methods of order > 1 need ``False`` and refuse ``True``.
+    invariants : mapping, optional
+        ``name -> g(t, x, v)``.
+    exact : callable, optional
+        ``exact(t)`` returns ``(x(t), v(t))``.
+    name : str, optional
+    inplace : bool
+    """
+
+    second_order = True
+
+    def __init__(self, accel, t_span, x0, v0, args=(), velocity_dependent=True,
+                 invariants=None, exact=None, name=None, inplace=False):
+        self.accel = _callable("accel", accel)
+        self.t_span = _span(t_span)
+        self.x0 = _state("x0", x0)
+        self.v0 = _state("v0", v0)
+        if self.x0.shape != self.v0.shape:
+            raise ValueError(f"x0 and v0 must have the same shape, got {self.x0.shape} and {self.v0.shape}")
+        if self.x0.dtype != self.v0.dtype:
+            dtype = np.result_type(self.x0, self.v0)
+            self.x0, self.v0 = self.x0.astype(dtype), self.v0.astype(dtype)
+        self.args = _args(args)
+        self.velocity_dependent = bool(velocity_dependent)
+        self.invariants = _invariants(invariants)
+        self.exact = _callable("exact", exact, allow_none=True)
+        self.name = name or getattr(accel, "__name__", "mechanics")
+        self.inplace = bool(inplace)
+        self.jac = None
+
+    @property
+    def shape(self):
+        """Shape of ``x`` (and of ``v``)."""
+        return self.x0.shape
+
+    @property
+    def size(self):
+        """Number of scalar unknowns of the first-order form (positions and velocities)."""
+        return 2 * self.x0.size
+
+    def initial_state(self):
+        return np.concatenate([self.x0.ravel(), self.v0.ravel()])
+
+    def unflatten(self, Y):
+        """Rows of flat ``[x, v]`` -> trajectory shaped ``(m, 2, *shape)``."""
+        return Y.reshape((Y.shape[0], 2) + self.shape)
+
+    def evaluate_invariant(self, g, t, u):
+        return g(t, u[0], u[1])
+
+    def __repr__(self):
+        return f"SecondOrderProblem({self.name!r}, t_span={self.t_span}, x0 shape {self.shape})"
+
+
+Problem = ODEProblem | SecondOrderProblem
+ProblemLike = Callable | Problem

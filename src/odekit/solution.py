@@ -1,0 +1,189 @@
+"""What a run returns: the trajectory, the work it cost, and how it ended."""
+
+from dataclasses import dataclass, fields
+import enum
+
+import numpy as np
+
+from .kernels import layout
+from .kernels.dense import interpolate
+
+
+class Status(enum.IntEnum):
+    """How a run ended.  Zero is success; every failure keeps what was computed."""
+
+    SUCCESS = layout.SUCCESS
+    MAX_STEPS = layout.MAX_STEPS
+    STEP_UNDERFLOW = layout.STEP_UNDERFLOW
+    NONFINITE = layout.NONFINITE
+    BAD_SHAPE = layout.BAD_SHAPE
+    NEWTON_FAILED = layout.NEWTON_FAILED
+    FUNCTION_ERROR = layout.FUNCTION_ERROR
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Work done by a run.
+
+    Attributes
+    ----------
+    nfev : int
+        Evaluations of the right-hand side (for splitting methods: of the
+        force), including finite-difference Jacobian columns.
+    njev : int
+        Jacobian evaluations (user-supplied or by finite differences).
+    nlu : int
+        LU factorisations.
+    nsteps : int
+        Step attempts, accepted and rejected (step doubling counts one
+        attempt per doubled step).
+    naccepted, nrejected : int
+    """
+
+    nfev: int
+    njev: int
+    nlu: int
+    nsteps: int
+    naccepted: int
+    nrejected: int
+
+    @classmethod
+    def from_state(cls, ist):
+        return cls(nfev=int(ist[layout.NFEV]), njev=int(ist[layout.NJEV]), nlu=int(ist[layout.NLU]),
+                   nsteps=int(ist[layout.NACCEPT] + ist[layout.NREJECT]),
+                   naccepted=int(ist[layout.NACCEPT]), nrejected=int(ist[layout.NREJECT]))
+
+    def as_dict(self):
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __str__(self):
+        return ", ".join(f"{k}={v}" for k, v in self.as_dict().items())
+
+
+@dataclass
+class DenseOutput:
+    """Per-step data for interpolation between accepted steps."""
+
+    t: np.ndarray          # step end points, t[0] = t0
+    y: np.ndarray          # flat states at t
+    f: np.ndarray          # derivatives at t
+    k: np.ndarray          # stages of each step (own interpolant) or empty
+    P: np.ndarray          # the method's dense matrix, or 0 x 0 for Hermite
+
+    def __call__(self, t):
+        t = np.asarray(t, dtype=float)
+        lo, hi = min(self.t[0], self.t[-1]), max(self.t[0], self.t[-1])
+        if np.any((t < lo) | (t > hi)):
+            raise ValueError(f"t must lie within the solved span [{lo}, {hi}], got {t}")
+        forward = self.t[-1] >= self.t[0]
+        key = self.t if forward else -self.t
+        flat = np.atleast_1d(t)
+        idx = np.clip(np.searchsorted(key, flat if forward else -flat, side="right") - 1,
+                      0, len(self.t) - 2)
+        out = np.empty((flat.size, self.y.shape[1]), dtype=self.y.dtype)
+        no_stages = np.zeros((0, self.y.shape[1]), dtype=self.y.dtype)
+        for row, (ti, i) in enumerate(zip(flat, idx)):
+            h = self.t[i + 1] - self.t[i]
+            K = self.k[i] if self.P.shape[0] else no_stages
+            interpolate(self.P, (ti - self.t[i]) / h, h, self.y[i], self.y[i + 1],
+                        self.f[i], self.f[i + 1], K, out[row])
+        return out, t.ndim == 0
+
+
+class Solution:
+    """The result of :func:`odekit.solve`.
+
+    Attributes
+    ----------
+    t : ndarray, shape (m,)
+        Output times: every accepted step, or ``t_eval``.
+    y : ndarray, shape (m, *y0.shape) or (m, 2, *x0.shape)
+        The state at ``t`` (time-major).  For a second-order problem row ``i``
+        stacks ``x`` and ``v``; see :attr:`x` and :attr:`v`.
+    stats : Stats
+        f-evaluations, Jacobians, LU factorisations, steps.
+    status : Status
+    success : bool
+        ``status == Status.SUCCESS``.
+    message : str
+        What happened, in words; on failure, where and why.
+    method : Method
+    backend : str
+        ``"numba"`` or ``"python"``: which one ran.
+    backend_reason : str
+        Why the Python backend ran when the compiled one was asked for.
+    problem : ODEProblem or SecondOrderProblem
+
+    Calling ``sol(t)`` interpolates (with ``dense_output=True``): the
+    method's own continuous extension where it has one, else cubic Hermite.
+    """
+
+    def __init__(self, problem, method, t, y, stats, status, message, backend,
+                 backend_reason="", dense=None, exception=None):
+        self.problem = problem
+        self.method = method
+        self.t = t
+        self.y = y
+        self.stats = stats
+        self.status = Status(status)
+        self.message = message
+        self.backend = backend
+        self.backend_reason = backend_reason
+        self.exception = exception
+        self._dense = dense
+
+    @property
+    def success(self):
+        return self.status == Status.SUCCESS
+
+    @property
+    def x(self):
+        """Positions along the trajectory (second-order problems)."""
+        self._require_second_order("x")
+        return self.y[:, 0]
+
+    @property
+    def v(self):
+        """Velocities along the trajectory (second-order problems)."""
+        self._require_second_order("v")
+        return self.y[:, 1]
+
+    def _require_second_order(self, what):
+        if not self.problem.second_order:
+            raise AttributeError(f"sol.{what} exists for SecondOrderProblem solutions; this one solved "
+                                 "a first-order problem, whose state is sol.y")
+
+    def __call__(self, t):
+        """The interpolated state at ``t`` (scalar or array), shaped like ``y`` rows."""
+        if self._dense is None:
+            raise ValueError("this solution has no dense output: pass dense_output=True to solve()")
+        out, scalar = self._dense(t)
+        shaped = self.problem.unflatten(out)
+        return shaped[0] if scalar else shaped
+
+    def invariants(self, names=None):
+        """Each invariant evaluated along the trajectory: ``{name: array (m,)}``."""
+        available = self.problem.invariants
+        names = list(available) if names is None else [names] if isinstance(names, str) else list(names)
+        unknown = [n for n in names if n not in available]
+        if unknown:
+            raise KeyError(f"unknown invariant(s) {unknown}; the problem has {sorted(available)}")
+        return {name: np.array([self.problem.evaluate_invariant(available[name], ti, yi)
+                                for ti, yi in zip(self.t, self.y)])
+                for name in names}
+
+    def error(self):
+        """Largest absolute error against ``problem.exact`` over the output times."""
+        exact = self.problem.exact
+        if exact is None:
+            raise ValueError(f"problem {self.problem.name!r} has no exact solution")
+        worst = 0.0
+        for ti, yi in zip(self.t, self.y):
+            ref = np.asarray(exact(ti))
+            worst = max(worst, float(np.max(np.abs(yi - ref.reshape(yi.shape)))))
+        return worst
+
+    def __repr__(self):
+        return (f"Solution({self.problem.name!r}, method={self.method.name!r}, status={self.status.name}, "
+                f"{len(self.t)} points, t=[{self.t[0]:.6g}, {self.t[-1]:.6g}], {self.stats}, "
+                f"backend={self.backend!r})")

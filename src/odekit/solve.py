@@ -1,0 +1,83 @@
+"""``solve`` and ``solve_ivp``: integrate a problem over its whole span."""
+
+from .controllers import FixedStep
+from .integrator import Integrator
+from .problem import ODEProblem
+
+ADAPTIVE_MAX_STEPS = 1_000_000
+
+
+def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None, controller=None,
+          t_eval=None, dense_output=False, max_steps=None, backend="auto"):
+    """Integrate ``problem`` over its ``t_span`` with ``method``.
+
+    Parameters
+    ----------
+    problem : ODEProblem or SecondOrderProblem
+    method : str or Method
+        A registered name or alias; ``odekit.methods()`` lists them.
+    h : float, optional
+        Fixed step size (positive, at most the length of the span).  With
+        ``adaptive`` set, the first step instead.
+    rtol, atol : float or array_like
+        Tolerances of adaptive control (and of Newton's method for implicit
+        methods).  The error of a step is measured against
+        ``atol + rtol * |y|``, component-wise, in the RMS norm.
+    adaptive : None, bool or "doubling"
+        ``None``: fixed steps when ``h`` is given, otherwise the method's
+        embedded pair with PI control.  ``"doubling"``: step doubling
+        (Richardson), for any method.
+    controller : FixedStep, PIController or StepDoubling, optional
+        A controller with all its options, instead of ``h``/``adaptive``.
+    t_eval : array_like, optional
+        Times at which to store the solution (interpolated); by default every
+        accepted step is stored.
+    dense_output : bool
+        Keep what ``sol(t)`` needs to interpolate anywhere in the span.
+    max_steps : int, optional
+        Accepted steps allowed; default unlimited for fixed steps and
+        1,000,000 for adaptive ones.  Reaching it returns the partial
+        solution with ``Status.MAX_STEPS``.
+    backend : {"auto", "numba", "python"}
+        ``auto`` compiles the problem's functions and the whole loop with
+        Numba when it can, and otherwise runs the same kernels as Python.
+
+    Returns
+    -------
+    Solution
+        Always returned, also when the run stops early: ``status``,
+        ``success`` and ``message`` say why, and the trajectory computed so
+        far is kept.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad input, before anything is computed: the message names the
+        argument, its value and what is accepted.
+    """
+    span = abs(problem.t_span[1] - problem.t_span[0]) if hasattr(problem, "t_span") else None
+    if h is not None and span is not None and isinstance(h, (int, float)) and h > span:
+        raise ValueError(f"h={h!r} is larger than the span |t_end - t0| = {span!r}; "
+                         f"accepted: 0 < h <= {span!r}")
+    integ = Integrator(problem, method, h=h, rtol=rtol, atol=atol, adaptive=adaptive,
+                       controller=controller, backend=backend,
+                       max_steps=_default_max_steps(max_steps, h, adaptive, controller))
+    return integ._solve(t_eval, dense_output)
+
+
+def _default_max_steps(max_steps, h, adaptive, controller):
+    if max_steps is not None:
+        return max_steps
+    fixed = isinstance(controller, FixedStep) or (controller is None and h is not None and not adaptive)
+    return None if fixed else ADAPTIVE_MAX_STEPS
+
+
+def solve_ivp(fun, t_span, y0, method="dp54", *, args=(), jac=None, **options):
+    """SciPy-style entry point: ``solve_ivp(fun, t_span, y0, method, ...)``.
+
+    Builds an :class:`ODEProblem` from ``fun(t, y, *args)`` and calls
+    :func:`solve` with the remaining options (``h``, ``rtol``, ``atol``,
+    ``t_eval``, ``dense_output``, ...).  Method names of SciPy are aliases
+    (``"RK45"`` is ``dp54``, ``"RK23"`` is ``bs32``).
+    """
+    return solve(ODEProblem(fun, t_span, y0, args=args, jac=jac), method, **options)

@@ -1,0 +1,238 @@
+"""Butcher and Rosenbrock tableaus: methods as exact, self-checking data.
+
+Coefficients are written as :class:`fractions.Fraction` (rational methods)
+and checked at construction, so a mistyped coefficient fails on import, not
+in a user's simulation.  ``kernel_data()`` gives the float arrays the kernels
+run on.
+"""
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from . import order_conditions
+
+
+def _exact(x):
+    return x if isinstance(x, Fraction) else Fraction(x)
+
+
+def _vector(name, values, s):
+    values = tuple(_exact(v) for v in values)
+    if len(values) != s:
+        raise ValueError(f"{name} has {len(values)} entries; the tableau has {s} stages")
+    return values
+
+
+def _square(name, rows, s):
+    """A ``s x s`` matrix; short rows (lower-triangular shorthand) are zero-padded."""
+    rows = tuple(tuple(_exact(v) for v in row) for row in rows)
+    if len(rows) != s or any(len(row) > s for row in rows):
+        raise ValueError(f"{name} must be {s} x {s} (rows may be shortened on the right)")
+    return tuple(row + (Fraction(0),) * (s - len(row)) for row in rows)
+
+
+@dataclass(frozen=True)
+class ButcherTableau:
+    """A Runge--Kutta method ``(c, A, b)``, optionally with an embedded ``b_hat``.
+
+    Parameters
+    ----------
+    c, A, b : sequences of numbers (exact ``Fraction`` where rational)
+        Nodes, stage matrix (rows may be written lower-triangular and short),
+        weights.
+    b_hat : sequence, optional
+        Weights of the embedded method; ``y_new - y_hat`` estimates the error.
+    dense : sequence of rows, optional
+        Continuous extension: ``y(t + theta h) = y + h sum_i K_i sum_j
+        dense[i][j] theta^(j+1)``.  Must give ``b`` at ``theta = 1``.
+
+    Raises
+    ------
+    ValueError
+        If a row of ``A`` does not sum to its node ``c_i``, or ``b``,
+        ``b_hat`` do not sum to one, or ``dense`` does not end at ``b``.
+    """
+
+    c: tuple
+    A: tuple
+    b: tuple
+    b_hat: tuple | None = None
+    dense: tuple | None = None
+
+    def __post_init__(self):
+        s = len(self.b)
+        set_ = object.__setattr__
+        set_(self, "b", _vector("b", self.b, s))
+        set_(self, "c", _vector("c", self.c, s))
+        set_(self, "A", _square("A", self.A, s))
+        if self.b_hat is not None:
+            set_(self, "b_hat", _vector("b_hat", self.b_hat, s))
+        if self.dense is not None:
+            rows = tuple(tuple(_exact(v) for v in row) for row in self.dense)
+            if len(rows) != s:
+                raise ValueError(f"dense has {len(rows)} rows; the tableau has {s} stages")
+            set_(self, "dense", rows)
+        for i, (ci, row) in enumerate(zip(self.c, self.A)):
+            if sum(row) != ci:
+                raise ValueError(f"row {i} of A sums to {sum(row)}, but c[{i}] = {ci}")
+        if sum(self.b) != 1:
+            raise ValueError(f"the weights b sum to {sum(self.b)}, not 1")
+        if self.b_hat is not None and sum(self.b_hat) != 1:
+            raise ValueError(f"the embedded weights b_hat sum to {sum(self.b_hat)}, not 1")
+        if self.dense is not None:
+            for i, row in enumerate(self.dense):
+                if sum(row) != self.b[i]:
+                    raise ValueError(f"dense row {i} sums to {sum(row)} at theta = 1, not b[{i}] = {self.b[i]}")
+
+    @property
+    def stages(self):
+        return len(self.b)
+
+    @property
+    def explicit(self):
+        """True when ``A`` is strictly lower triangular."""
+        return all(self.A[i][j] == 0 for i in range(self.stages) for j in range(i, self.stages))
+
+    @property
+    def diagonally_implicit(self):
+        """True when ``A`` is lower triangular (each stage solved on its own)."""
+        return all(self.A[i][j] == 0 for i in range(self.stages) for j in range(i + 1, self.stages))
+
+    @property
+    def fsal(self):
+        """First same as last: the last stage is f(t + h, y_new) and starts the next step."""
+        return self.explicit and self.c[-1] == 1 and self.A[-1] == self.b
+
+    def order(self, max_order=8):
+        """The order of ``(A, b)`` from the exact order conditions."""
+        return order_conditions.order_of(self.A, self.b, max_order)
+
+    def embedded_order(self, max_order=8):
+        """The order of the embedded method ``(A, b_hat)``, or None."""
+        if self.b_hat is None:
+            return None
+        return order_conditions.order_of(self.A, self.b_hat, max_order)
+
+    def kernel_data(self):
+        """``(A, b, c, e, fsal)`` as float arrays, ``e = b - b_hat``."""
+        A = np.array(self.A, dtype=float)
+        b = np.array(self.b, dtype=float)
+        c = np.array(self.c, dtype=float)
+        if self.b_hat is None:
+            e = np.zeros(0)
+        else:
+            e = np.array([bi - bh for bi, bh in zip(self.b, self.b_hat)], dtype=float)
+        return (A, b, c, e, self.fsal)
+
+    def dense_matrix(self):
+        """The continuous extension as a float array (``0 x 0`` when absent)."""
+        return np.zeros((0, 0)) if self.dense is None else np.array(self.dense, dtype=float)
+
+
+@dataclass(frozen=True)
+class RosenbrockTableau:
+    """A Rosenbrock method ``(alpha, gamma, b)`` with one diagonal value ``gamma``.
+
+    Stage ``i`` solves ``(I - h gamma J) k_i = h f(t + c_i h, y + sum_j alpha_ij
+    k_j) + h J sum_j gamma_ij k_j + h^2 d_i f_t``, ``y_new = y + sum b_i k_i``
+    (Hairer & Wanner, *Solving ODEs II*, IV.7).  ``alpha`` is strictly lower
+    triangular, ``gamma`` lower triangular with a constant diagonal.
+    ``time_derivative=False`` drops the ``f_t`` term (as Baraff & Witkin's
+    linearised Euler does), which is exact for autonomous problems.
+    """
+
+    alpha: tuple
+    gamma: tuple
+    b: tuple
+    b_hat: tuple | None = None
+    time_derivative: bool = True
+
+    def __post_init__(self):
+        s = len(self.b)
+        set_ = object.__setattr__
+        set_(self, "b", _vector("b", self.b, s))
+        set_(self, "alpha", _square("alpha", self.alpha, s))
+        set_(self, "gamma", _square("gamma", self.gamma, s))
+        if self.b_hat is not None:
+            set_(self, "b_hat", _vector("b_hat", self.b_hat, s))
+        if any(self.alpha[i][j] != 0 for i in range(s) for j in range(i, s)):
+            raise ValueError("alpha must be strictly lower triangular")
+        if any(self.gamma[i][j] != 0 for i in range(s) for j in range(i + 1, s)):
+            raise ValueError("gamma must be lower triangular")
+        if len({self.gamma[i][i] for i in range(s)}) != 1 or self.gamma[0][0] == 0:
+            raise ValueError("gamma must have one non-zero value on its diagonal")
+        if sum(self.b) != 1:
+            raise ValueError(f"the weights b sum to {sum(self.b)}, not 1")
+        if self.b_hat is not None and sum(self.b_hat) != 1:
+            raise ValueError(f"the embedded weights b_hat sum to {sum(self.b_hat)}, not 1")
+
+    @property
+    def stages(self):
+        return len(self.b)
+
+    @property
+    def c(self):
+        return tuple(sum(row) for row in self.alpha)
+
+    def residuals(self, order, weights=None):
+        """Residuals of the order-``order`` conditions (exact; zero when they hold).
+
+        From Hairer & Wanner, *Solving ODEs II*, Table IV.7.1, with
+        ``beta = alpha + gamma`` off the diagonal, ``beta'_i = sum_j beta_ij``
+        and ``a_i = sum_j alpha_ij``; implemented for orders 1 to 4.
+        """
+        b = self.b if weights is None else weights
+        s, g = self.stages, self.gamma[0][0]
+        beta = [[self.alpha[i][j] + self.gamma[i][j] if j < i else Fraction(0)
+                 for j in range(s)] for i in range(s)]
+        bp = [sum(row) for row in beta]
+        a = self.c
+        ab = [sum(self.alpha[i][k] * bp[k] for k in range(s)) for i in range(s)]
+        bb = [sum(beta[i][k] * bp[k] for k in range(s)) for i in range(s)]
+
+        def dot(u, v):
+            return sum(x * y for x, y in zip(u, v))
+
+        def bdot(v):
+            return dot(b, v)
+
+        table = {
+            1: [bdot([1] * s) - 1],
+            2: [bdot(bp) - (Fraction(1, 2) - g)],
+            3: [bdot([x * x for x in a]) - Fraction(1, 3),
+                bdot(bb) - (Fraction(1, 6) - g + g * g)],
+            4: [bdot([x ** 3 for x in a]) - Fraction(1, 4),
+                bdot([a[j] * ab[j] for j in range(s)]) - (Fraction(1, 8) - g / 3),
+                bdot([dot(beta[j], [x * x for x in a]) for j in range(s)]) - (Fraction(1, 12) - g / 3),
+                bdot([dot(beta[j], bb) for j in range(s)]) - (Fraction(1, 24) - g / 2 + 3 * g * g / 2 - g ** 3)],
+        }
+        if order not in table:
+            raise ValueError(f"Rosenbrock order conditions are implemented for orders 1-4, not {order}")
+        return table[order]
+
+    def order(self, max_order=4):
+        p = 0
+        while p < max_order and all(r == 0 for r in self.residuals(p + 1)):
+            p += 1
+        return p
+
+    def embedded_order(self, max_order=4):
+        if self.b_hat is None:
+            return None
+        p = 0
+        while p < max_order and all(r == 0 for r in self.residuals(p + 1, self.b_hat)):
+            p += 1
+        return p
+
+    def kernel_data(self):
+        """``(alpha, gamma, b, e, c, d)`` as float arrays."""
+        alpha = np.array(self.alpha, dtype=float)
+        gamma = np.array(self.gamma, dtype=float)
+        b = np.array(self.b, dtype=float)
+        e = (np.zeros(0) if self.b_hat is None
+             else np.array([x - y for x, y in zip(self.b, self.b_hat)], dtype=float))
+        c = alpha.sum(axis=1)
+        d = gamma.sum(axis=1) if self.time_derivative else np.zeros(self.stages)
+        return (alpha, gamma, b, e, c, d)
