@@ -8,6 +8,7 @@ them.  Methods register themselves from :mod:`odekit.catalog`.
 
 from dataclasses import dataclass, field
 import difflib
+from functools import cached_property
 
 from .splitting import SplittingScheme
 from .tableau import ButcherTableau, RosenbrockTableau
@@ -77,9 +78,9 @@ class Method:
         c = self.coefficients
         return len(c.kick) if self.family == "splitting" else c.stages
 
-    @property
+    @cached_property
     def embedded_order(self):
-        """Order of the embedded error estimate, or None."""
+        """Order of the embedded error estimate, or None (exact arithmetic, computed once)."""
         return None if self.family == "splitting" else self.coefficients.embedded_order()
 
     @property

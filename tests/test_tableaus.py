@@ -1,0 +1,157 @@
+"""Methods as data: exact order conditions, self-checks, and the registry."""
+
+from fractions import Fraction as F
+import pytest
+
+import odekit
+from odekit import order_conditions
+from odekit.splitting import SplittingScheme
+from odekit.tableau import ButcherTableau, RosenbrockTableau
+
+TABLEAU_METHODS = [m for m in odekit.methods() if m.family != "splitting"]
+
+
+def test_rooted_tree_counts_match_the_known_sequence():
+    # OEIS A000081: 1, 1, 2, 4, 9, 20, 48 rooted trees with 1..7 vertices
+    assert [len(order_conditions.rooted_trees(n)) for n in range(1, 8)] == [1, 1, 2, 4, 9, 20, 48]
+
+
+def test_tree_densities_of_order_four():
+    # gamma of the four trees of order 4: bushy 4, mixed 8 and 12, tall 24
+    assert sorted(order_conditions.density(t) for t in order_conditions.rooted_trees(4)) == [4, 8, 12, 24]
+
+
+@pytest.mark.parametrize("m", TABLEAU_METHODS, ids=lambda m: m.name)
+def test_tableau_has_exactly_its_declared_order(m):
+    """All conditions of the declared order hold in exact arithmetic; not all of the next."""
+    c = m.coefficients
+    if isinstance(c, ButcherTableau):
+        assert order_conditions.satisfies(c.A, c.b, m.order)
+        assert not order_conditions.satisfies(c.A, c.b, m.order + 1)
+    else:
+        assert all(r == 0 for q in range(1, m.order + 1) for r in c.residuals(q))
+        assert any(r != 0 for r in c.residuals(m.order + 1))
+
+
+@pytest.mark.parametrize("m", [m for m in TABLEAU_METHODS if m.embedded_order is not None],
+                         ids=lambda m: m.name)
+def test_embedded_weights_have_their_declared_order(m):
+    declared = {"heun_euler": 1, "bs32": 2, "rkf45": 5, "cash_karp": 4, "dp54": 4}[m.name]
+    c = m.coefficients
+    assert order_conditions.satisfies(c.A, c.b_hat, declared)
+    assert not order_conditions.satisfies(c.A, c.b_hat, declared + 1)
+    assert m.embedded_order == declared
+
+
+def test_fsal_is_derived_from_the_coefficients():
+    fsal = {m.name for m in odekit.methods("explicit_rk") if m.fsal}
+    assert fsal == {"bs32", "dp54"}
+    assert odekit.method("dp54").evaluations_per_step == 6
+    assert odekit.method("rk4").evaluations_per_step == 4
+
+
+def test_dense_output_of_dp54_ends_at_the_weights():
+    c = odekit.method("dp54").coefficients
+    assert [sum(row) for row in c.dense] == list(c.b)
+
+
+def test_a_row_that_does_not_sum_to_its_node_is_refused():
+    with pytest.raises(ValueError, match=r"row 1 of A sums to 1/3, but c\[1\] = 1/2"):
+        ButcherTableau(c=[0, F(1, 2)], A=[[], [F(1, 3)]], b=[0, 1])
+
+
+def test_weights_that_do_not_sum_to_one_are_refused():
+    with pytest.raises(ValueError, match="weights b sum to 3/2"):
+        ButcherTableau(c=[0, 1], A=[[], [1]], b=[1, F(1, 2)])
+    with pytest.raises(ValueError, match="embedded weights b_hat sum to 2"):
+        ButcherTableau(c=[0, 1], A=[[], [1]], b=[F(1, 2), F(1, 2)], b_hat=[1, 1])
+
+
+def test_dense_rows_must_end_at_the_weights():
+    with pytest.raises(ValueError, match=r"dense row 0 sums to 1 at theta = 1, not b\[0\] = 1/2"):
+        ButcherTableau(c=[0, 1], A=[[], [1]], b=[F(1, 2), F(1, 2)], dense=[[1, 0], [0, F(1, 2)]])
+
+
+def test_rosenbrock_tableau_checks_its_structure():
+    with pytest.raises(ValueError, match="one non-zero value on its diagonal"):
+        RosenbrockTableau(alpha=[[0, 0], [1, 0]], gamma=[[1, 0], [0, 2]], b=[F(1, 2), F(1, 2)])
+    with pytest.raises(ValueError, match="strictly lower triangular"):
+        RosenbrockTableau(alpha=[[1]], gamma=[[1]], b=[1])
+
+
+def test_splitting_coefficients_must_be_consistent():
+    with pytest.raises(ValueError, match="drift coefficients sum to 0.9"):
+        SplittingScheme(drift=[0.4, 0.5], kick=[1.0])
+    with pytest.raises(ValueError, match="one more drift than kicks"):
+        SplittingScheme(drift=[0.5, 0.5], kick=[0.5, 0.5])
+
+
+def test_forest_ruth_is_the_published_sequence():
+    """Forest & Ruth (1990): drifts θ/2, (1-θ)/2, (1-θ)/2, θ/2; kicks θ, 1-2θ, θ."""
+    theta = 1 / (2 - 2 ** (1 / 3))
+    c = odekit.method("forest_ruth").coefficients
+    assert c.drift == pytest.approx([theta / 2, (1 - theta) / 2, (1 - theta) / 2, theta / 2], abs=1e-15)
+    assert c.kick == pytest.approx([theta, 1 - 2 * theta, theta], abs=1e-15)
+
+
+def test_yoshida6_weights_cancel_the_third_and_fifth_powers():
+    """A symmetric composition of a second-order method gains order 4 when
+    sum w^3 = 0 and needs sum w^5 = 0 for order 6 (Yoshida 1990)."""
+    from odekit.catalog.symplectic import YOSHIDA6_W
+
+    w1, w2, w3 = YOSHIDA6_W
+    w0 = 1 - 2 * (w1 + w2 + w3)
+    weights = [w3, w2, w1, w0, w1, w2, w3]
+    assert abs(sum(w ** 3 for w in weights)) < 1e-13
+    assert abs(sum(w ** 5 for w in weights)) < 1e-12
+
+
+@pytest.mark.parametrize("m", odekit.methods("splitting"), ids=lambda m: m.name)
+def test_splitting_schemes_of_even_order_are_symmetric(m):
+    assert m.coefficients.symmetric == (m.order % 2 == 0)
+
+
+def test_force_evaluations_per_step_follow_from_the_coefficients():
+    expected = {"symplectic_euler": 1, "symplectic_euler_b": 1, "velocity_verlet": 1,
+                "position_verlet": 1, "leapfrog": 1, "forest_ruth": 3, "pefrl": 4, "yoshida6": 7}
+    assert {m.name: m.evaluations_per_step for m in odekit.methods("splitting")} == expected
+
+
+def test_every_method_is_documented():
+    for m in odekit.methods():
+        assert m.reference and m.stability and m.title, m.name
+        assert m.order >= 1
+        text = m.summary()
+        assert f"order {m.order}" in text and m.reference in text
+
+
+def test_names_and_aliases_are_unique_and_resolve():
+    seen = set()
+    for m in odekit.methods():
+        for name in m.names:
+            assert name not in seen
+            seen.add(name)
+            assert odekit.method(name) is m
+            assert odekit.method(name.upper().replace("_", "-")) is m
+
+
+def test_unknown_method_lists_the_closest_names():
+    with pytest.raises(ValueError, match=r"unknown method 'verlett'; closest: verlet"):
+        odekit.method("verlett")
+
+
+def test_registry_prints_as_a_table_with_every_method():
+    table = str(odekit.methods())
+    for m in odekit.methods():
+        assert m.name in table
+    assert table.splitlines()[0].split()[:3] == ["name", "family", "order"]
+
+
+def test_issue_method_list_is_registered():
+    wanted = ["euler", "midpoint", "heun", "ralston", "kutta3", "rk4", "rk38", "heun_euler", "bs32",
+              "rkf45", "cash_karp", "dp54", "backward_euler", "trapezoid", "implicit_midpoint",
+              "linearized_euler", "symplectic_euler", "symplectic_euler_b", "velocity_verlet",
+              "position_verlet", "leapfrog", "forest_ruth", "pefrl", "yoshida6"]
+    assert odekit.methods().names() == wanted
+    assert odekit.method("explicit_euler") is odekit.method("forward_euler") is odekit.method("euler")
+    assert odekit.method("semi_implicit_euler") is odekit.method("symplectic_euler")
