@@ -1,0 +1,150 @@
+"""Adaptive step control: embedded pairs with PI control, and step doubling."""
+
+import math
+
+import numpy as np
+import pytest
+
+import odekit
+from odekit.controllers import accept_factor, reject_factor
+from odekit.kernels import layout
+
+EMBEDDED = [m for m in odekit.methods() if m.adaptive]
+ORBIT = odekit.problems.kepler(e=0.5, orbits=1)
+
+
+def final_error(sol):
+    x, v = sol.problem.exact(sol.t[-1])
+    return float(np.max(np.abs(sol.y[-1] - np.stack([x, v]))))
+
+
+@pytest.mark.parametrize("m", EMBEDDED, ids=lambda m: m.name)
+def test_error_falls_with_the_tolerance(m):
+    errors, steps = [], []
+    for rtol in (1e-4, 1e-6, 1e-8):
+        sol = odekit.solve(ORBIT, m, rtol=rtol, atol=rtol * 1e-3)
+        assert sol.success
+        errors.append(final_error(sol))
+        steps.append(sol.stats.naccepted)
+    # 100x tighter tolerance: at least 5x smaller error, and more steps
+    assert errors[1] < errors[0] / 5 and errors[2] < errors[1] / 5, errors
+    assert steps[0] < steps[1] < steps[2]
+
+
+def test_dp54_meets_its_tolerance_on_one_orbit():
+    sol = odekit.solve(ORBIT, "dp54", rtol=1e-8, atol=1e-11, backend="python")
+    assert final_error(sol) < 1e-6
+
+
+def test_rejected_steps_are_counted_and_fsal_makes_each_attempt_cost_six():
+    """A first step of a whole time unit at pericentre is far too big: rejected."""
+    prob = odekit.problems.kepler(e=0.9, orbits=1)
+    sol = odekit.solve(prob, controller=odekit.PIController(h0=1.0), backend="python")
+    st = sol.stats
+    assert sol.success and st.nrejected >= 1
+    assert st.nsteps == st.naccepted + st.nrejected
+    # one initial evaluation; each attempt evaluates stages 2..7 (stage 1 is remembered)
+    assert st.nfev == 1 + 6 * st.nsteps
+
+
+def test_the_initial_step_estimate_costs_one_evaluation():
+    sol = odekit.solve(ORBIT, "dp54", backend="python")
+    assert sol.stats.nfev == 2 + 6 * sol.stats.nsteps
+
+
+def test_step_doubling_adapts_euler_by_the_square_root_of_the_error_ratio():
+    """y' = -y: one Euler step of h against two of h/2 differ by exactly h^2 y / 4.
+
+    The error estimate is that difference divided by 2^1 - 1; the next step is
+    h * 0.9 * (1/err)^(1/2), err measured against atol + rtol |y|.
+    """
+    rtol, atol, h0 = 1e-3, 1e-6, 0.01
+    prob = odekit.problems.decay(lam=-1.0, t_end=1.0)
+    sol = odekit.solve(prob, "euler", adaptive="doubling", h=h0, rtol=rtol, atol=atol, backend="python")
+    assert sol.t[1] == h0                                  # accepted at once
+    y_half = (1 - h0 / 2) ** 2
+    err = (h0 * h0 / 4) / (atol + rtol * max(1.0, y_half))
+    assert sol.y[1, 0] == pytest.approx(y_half, rel=1e-15)   # the two half steps are kept
+    assert sol.t[2] - sol.t[1] == pytest.approx(h0 * 0.9 * err ** -0.5, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["rk4", "midpoint", "velocity_verlet", "forest_ruth", "backward_euler"])
+def test_step_doubling_works_for_any_method(name):
+    prob = ORBIT
+    errors = []
+    for rtol in (1e-4, 1e-7):
+        sol = odekit.solve(prob, name, adaptive="doubling", rtol=rtol, atol=rtol * 1e-3)
+        assert sol.success, sol.message
+        errors.append(final_error(sol))
+    assert errors[1] < errors[0] / 10, errors
+
+
+def test_step_doubling_lets_backward_euler_take_large_steps_on_a_stiff_problem():
+    """k = 1e6: explicit Euler is held near its stability limit h = 2/k long
+    after the fast mode has died out (it chatters around the limit: a few
+    over-large steps grow the stiff mode until a step is rejected)."""
+    k = 1e6
+    prob = odekit.problems.bead_on_wire(k=k, t_end=10.0)
+    implicit = odekit.solve(prob, "backward_euler", adaptive="doubling", rtol=1e-3, backend="python")
+    assert implicit.success and implicit.stats.naccepted < 1000
+    explicit = odekit.solve(prob, "euler", adaptive="doubling", rtol=1e-3, max_steps=200_000)
+    assert explicit.status == odekit.Status.MAX_STEPS
+    assert explicit.t[-1] / explicit.stats.naccepted < 10 * (2 / k)
+
+
+def test_h_max_bounds_every_step():
+    sol = odekit.solve(ORBIT, controller=odekit.PIController(h_max=0.05), backend="python")
+    assert np.max(np.diff(sol.t)) <= 0.05 * (1 + 1e-12)
+    assert sol.success
+
+
+def test_h_min_stops_a_run_that_needs_smaller_steps():
+    sol = odekit.solve(odekit.problems.kepler(e=0.9, orbits=1),
+                       controller=odekit.PIController(h_min=0.05), backend="python")
+    assert sol.status == odekit.Status.STEP_UNDERFLOW
+    assert "h_min=0.05" in sol.message
+    assert len(sol.t) >= 1 and sol.t[-1] < 2 * math.pi
+
+
+# --- the controller's formulas -------------------------------------------------------
+
+def params(**options):
+    return odekit.PIController(**options).params(odekit.method("dp54"))
+
+
+def test_pi_defaults_are_those_of_hairers_dopri5():
+    p = params()
+    assert p[layout.C_EXPONENT] == 5          # min(5, 4) + 1 for Dormand-Prince
+    assert p[layout.C_BETA2] == pytest.approx(0.04) and p[layout.C_BETA1] == pytest.approx(0.2 - 0.75 * 0.04)
+    bs = odekit.PIController().params(odekit.method("bs32"))
+    assert bs[layout.C_EXPONENT] == 3 and bs[layout.C_BETA2] == pytest.approx(0.04 * 5 / 3)
+
+
+def test_accept_factor_is_the_pi_formula_within_its_limits():
+    p = params()
+    err, prev = 0.3, 0.5
+    assert accept_factor(p, err, prev, False) == pytest.approx(0.9 * err ** (-0.17) * prev ** 0.04)
+    assert accept_factor(p, 1e-12, 1.0, False) == 10.0          # capped at factor_max
+    assert accept_factor(p, 0.0, 1.0, False) == 10.0
+    assert accept_factor(p, 0.3, 1.0, True) == 1.0                # no growth right after a rejection
+
+
+def test_reject_factor_shrinks_by_the_error_and_never_below_factor_min():
+    p = params()
+    assert reject_factor(p, 2.0) == pytest.approx(0.9 * 2.0 ** (-1 / 5))
+    assert reject_factor(p, 1e9) == 0.2
+
+
+@pytest.mark.parametrize("option, value, pattern", [
+    ("safety", 1.5, "safety must be in"), ("factor_min", 1.0, "factor_min must be in"),
+    ("factor_max", 0.5, "factor_max must be greater than 1"), ("h0", -1.0, "h0 must be a positive"),
+    ("h_min", -1.0, "h_min must be >= 0"), ("h_max", 0.0, "h_max must be a positive"),
+])
+def test_controller_options_are_checked(option, value, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        odekit.PIController(**{option: value})
+
+
+def test_pi_control_needs_an_embedded_pair():
+    with pytest.raises(ValueError, match="no embedded error estimate.*StepDoubling"):
+        odekit.solve(ORBIT, "rk4", controller=odekit.PIController(), backend="python")
