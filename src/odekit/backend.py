@@ -208,20 +208,37 @@ class _UserCodeNotCompiled(Exception):
 def _compiled(problem, family, kernel_data):
     from .kernels import jit
 
-    m, P, scratch = kernel_data
-    dtype = scratch[0].dtype
+    dtype = kernel_data[2][0].dtype
     try:
         args_type = jit.typeof(problem.args)
-        rhs_sig, jac_sig = jit.rhs_signature(args_type, dtype)
-        rhs, jac = _adapters(*_adapter_key(problem, family), "numba", (rhs_sig, jac_sig))
+        rhs, jac = _adapters(*_adapter_key(problem, family), "numba", jit.rhs_signature(args_type, dtype))
     except Exception as exc:
         if _is_compile_error(exc) or isinstance(exc, ValueError) and "Numba type" in str(exc):
             raise _UserCodeNotCompiled() from exc
         raise
-    deriv_sig, step_sig, drive_sig = jit.kernel_signatures(
-        args_type, dtype, jit.typeof(m), jit.typeof(P), jit.typeof(scratch))
-    return Kernels("numba", "", jit.kernel(drive, drive_sig), jit.kernel(STEPS[family], step_sig),
-                   jit.kernel(DERIVATIVES[family], deriv_sig), rhs, jac)
+    drive_, step, deriv = _compiled_kernels(family, args_type, dtype, kernel_data)
+    return Kernels("numba", "", drive_, step, deriv, rhs, jac)
+
+
+_KERNELS = {}
+
+
+def _compiled_kernels(family, args_type, dtype, kernel_data):
+    """The driver, stepper and derivative for one family, argument types and dtype.
+
+    The method data and work arrays of a family always have the same types
+    for a given dtype, so they need typing only the first time.
+    """
+    from .kernels import jit
+
+    key = (family, args_type, dtype)
+    if key not in _KERNELS:
+        m, P, scratch = kernel_data
+        deriv_sig, step_sig, drive_sig = jit.kernel_signatures(
+            args_type, dtype, jit.typeof(m), jit.typeof(P), jit.typeof(scratch))
+        _KERNELS[key] = (jit.kernel(drive, drive_sig), jit.first_class(STEPS[family], step_sig),
+                         jit.first_class(DERIVATIVES[family], deriv_sig))
+    return _KERNELS[key]
 
 
 def _adapter_key(problem, family):
@@ -272,5 +289,7 @@ def _is_compile_error(exc):
 
 
 def _first_line(exc):
+    """The line of Numba's message that says what went wrong (not which pass failed)."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return (lines[0] if lines else type(exc).__name__)[:200]
+    causes = [line for line in lines if not line.startswith(("Failed in ", "During:", "File ", "- "))]
+    return ((causes or lines or [type(exc).__name__])[0])[:200]

@@ -32,6 +32,9 @@ from numba import types
 from numba.core import caching
 from numba.core.errors import NumbaIRAssumptionWarning
 from numba.core.registry import CPUDispatcher
+from numba.core.types.function_type import CompileResultWAP
+from numba.core.typing.typeof import typeof_impl
+from numba.experimental import function_type
 from numba.extending import overload, register_jitable
 
 from . import COMPILED_AS, JITABLE
@@ -96,6 +99,54 @@ except AttributeError:  # pragma: no cover - a Numba without these internals: co
     CACHE = False
 
 
+# --- first-class functions that cost nothing to pass ---------------------------------------
+# Passing a dispatcher from Python as a first-class function makes Numba look up
+# its compile result and two machine addresses on every call -- about 50 us per
+# function, 0.2 ms per kernel call: too much for an Integrator stepped once per
+# frame.  odekit's own functions each have a single signature, so their
+# addresses are computed once, in a FirstClass object, and a table answers
+# Numba's question for the call-convention address.  Anything not in the
+# table goes to Numba's own lookup unchanged.
+
+_OWN = {}
+
+
+class FirstClass(CompileResultWAP):
+    """A function compiled for one signature, passed as a first-class function.
+
+    Calls from compiled code go straight to its Numba entry point (the same
+    fast path a dispatcher gets); calls from Python run its compiled wrapper.
+    """
+
+    def __init__(self, dispatcher):
+        (signature,) = dispatcher.signatures
+        cres = dispatcher.overloads[signature]
+        super().__init__(cres)
+        self.dispatcher = dispatcher
+        self.jit_address = cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+        self.numba_type = types.FunctionType(cres.signature)
+        _OWN[id(self)] = self          # kept alive, so the id is never reused
+
+    def __call__(self, *args):
+        return self.dispatcher(*args)
+
+
+@typeof_impl.register(FirstClass)
+def _typeof_first_class(value, context):
+    return value.numba_type          # built once, not on every call
+
+
+_numba_jit_address = function_type._get_jit_address
+
+
+def _jit_address(func, sig):
+    own = _OWN.get(id(func))
+    return own.jit_address if own is not None else _numba_jit_address(func, sig)
+
+
+function_type._get_jit_address = _jit_address
+
+
 # --- compilation --------------------------------------------------------------------
 
 @contextlib.contextmanager
@@ -107,12 +158,24 @@ def _quiet():
 
 
 def compile_function(fn, signature=None):
-    """A user's function or an adapter, compiled now for ``signature`` (or lazily)."""
+    """A user's function or an adapter, compiled lazily -- or now for ``signature``,
+    and then returned as a :class:`FirstClass` function for the kernels."""
     dispatcher = fn if isinstance(fn, CPUDispatcher) else numba.njit(**OPTIONS)(fn)
-    if signature is not None:
-        with _quiet():
-            dispatcher.compile(signature)
-    return dispatcher
+    if signature is None:
+        return dispatcher
+    with _quiet():
+        dispatcher.compile(signature)
+    return FirstClass(_only(dispatcher, signature))
+
+
+def _only(dispatcher, signature):
+    """``dispatcher`` itself when ``signature`` is its only one, else a copy compiled for it alone."""
+    if len(dispatcher.signatures) == 1:
+        return dispatcher
+    alone = numba.njit(**OPTIONS)(dispatcher.py_func)
+    with _quiet():
+        alone.compile(signature)
+    return alone
 
 
 @functools.lru_cache(maxsize=None)
@@ -128,6 +191,16 @@ def kernel(fn, signature):
         dispatcher.compile(signature)
     dispatcher.disable_compile()
     return dispatcher
+
+
+def first_class(fn, signature):
+    """:func:`kernel`, wrapped to be passed to other kernels as a first-class function."""
+    return _first_class(kernel(fn, signature))
+
+
+@functools.lru_cache(maxsize=None)
+def _first_class(dispatcher):
+    return FirstClass(dispatcher)
 
 
 # --- signatures -----------------------------------------------------------------------
