@@ -6,6 +6,7 @@ such as thrust is a write).  :func:`odekit.solve` is an ``Integrator`` run to
 the end of the span with recording switched on.
 """
 
+import functools
 import math
 import warnings
 
@@ -73,7 +74,7 @@ class Integrator:
         self._ctrl[L.C_HAS_JAC] = 0.0 if problem.jac is None else 1.0
         self._ctrl[L.C_NEWTON] = max(1e-3, 20 * EPS / float(self._tol[0].min()))
         self._data = _kernel_data(self.method, problem)
-        self._P = (self.method.coefficients.dense_matrix() if self.method.dense == "own"
+        self._P = (_arrays(self.method.coefficients, "dense_matrix") if self.method.dense == "own"
                    else np.zeros((0, 0)))
         self._scratch = _scratch(self.method, y)
         self._y = y
@@ -233,9 +234,12 @@ class Integrator:
         self._ist[L.RECORD] = recorder.mode
         while True:
             try:
-                status = k.drive(k.step, k.deriv, k.rhs, k.jac, self.problem.args, self._data, self._P,
-                                 self._ctrl, self._tol, self._y, self._f, self._fs, self._ist,
-                                 self._scratch, *recorder.buffers())
+                # inf and nan are detected and reported by the kernels; as in the
+                # compiled backend, NumPy need not warn about them on the way
+                with np.errstate(all="ignore"):
+                    status = k.drive(k.step, k.deriv, k.rhs, k.jac, self.problem.args, self._data, self._P,
+                                     self._ctrl, self._tol, self._y, self._f, self._fs, self._ist,
+                                     self._scratch, *recorder.buffers())
             except Exception as exc:  # the user's function raised: keep what was computed
                 return L.FUNCTION_ERROR, exc
             if status != L.BUFFER_FULL:
@@ -252,6 +256,9 @@ class Integrator:
             return (f"max_steps={int(ist[L.MAX_ACCEPT])} reached at t={t:.6g} before t_end={t_target:.6g}; "
                     "raise max_steps, loosen the tolerances or use a larger h")
         if status == L.NONFINITE:
+            if math.isnan(fs[L.T_FAIL]):
+                return (f"the state overflowed to inf or nan in the step from t={t:.6g} with h={self.h:.3g}, "
+                        "although every evaluation was finite; the solution may be growing without bound")
             return (f"{what} returned non-finite values (inf or nan) at {where}, in the step from "
                     f"t={t:.6g} with h={self.h:.3g}; a smaller h or an adaptive method may get through")
         if status == L.BAD_SHAPE:
@@ -464,10 +471,15 @@ def _tolerances(rtol, atol, n):
 
 
 def _kernel_data(method, problem):
-    c = method.coefficients
     if method.family == "splitting":
-        return c.kernel_data(problem.velocity_dependent)
-    return c.kernel_data()
+        return _arrays(method.coefficients, "kernel_data", problem.velocity_dependent)
+    return _arrays(method.coefficients, "kernel_data")
+
+
+@functools.lru_cache(maxsize=None)
+def _arrays(coefficients, kind, *options):
+    """A method's float arrays, made once from its exact coefficients (the kernels only read them)."""
+    return getattr(coefficients, kind)(*options)
 
 
 def _scratch(method, y):

@@ -1,7 +1,7 @@
 """``solve`` and ``solve_ivp``: integrate a problem over its whole span."""
 
 from .controllers import FixedStep
-from .integrator import Integrator
+from .integrator import Integrator, _step_size
 from .problem import ODEProblem
 
 ADAPTIVE_MAX_STEPS = 1_000_000
@@ -55,10 +55,11 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         For bad input, before anything is computed: the message names the
         argument, its value and what is accepted.
     """
-    span = abs(problem.t_span[1] - problem.t_span[0]) if hasattr(problem, "t_span") else None
-    if h is not None and span is not None and isinstance(h, (int, float)) and h > span:
-        raise ValueError(f"h={h!r} is larger than the span |t_end - t0| = {span!r}; "
-                         f"accepted: 0 < h <= {span!r}")
+    if h is not None and hasattr(problem, "t_span"):
+        span = abs(problem.t_span[1] - problem.t_span[0])
+        if _step_size(h) > span:
+            raise ValueError(f"h={h!r} is larger than the span |t_end - t0| = {span!r}; "
+                             f"accepted: 0 < h <= {span!r}")
     integ = Integrator(problem, method, h=h, rtol=rtol, atol=atol, adaptive=adaptive,
                        controller=controller, backend=backend,
                        max_steps=_default_max_steps(max_steps, h, adaptive, controller))

@@ -104,7 +104,7 @@ def drive(step, deriv, rhs, jac, args, m, P, ctrl, tol, y, f, fs, ist, scratch,
                                            ynew, fnew, err, scratch, ist, fs)
         ist[HAVE_F] = 1 if have_f else 0
         if code == SUCCESS and not all_finite(ynew):
-            fs[T_FAIL] = t
+            fs[T_FAIL] = np.nan          # no evaluation was non-finite: the state overflowed
             code = NONFINITE
 
         # --- the derivative at the new point, when the output needs it

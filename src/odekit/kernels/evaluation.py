@@ -20,10 +20,10 @@ from .primitives import all_finite, copy_into
 def evaluate(rhs, args, t, y, out, ist, fs):
     """Evaluate ``rhs`` at ``(t, y)`` into ``out``, counted; return a status code.
 
-    Checks the size of the result but not its finiteness: a stage value that
-    is inf or nan reaches ``y_new`` (or the error estimate), which the driver
-    checks once per step.  Values that are used on their own -- derivatives
-    for output, Jacobian columns, Newton iterates -- go through
+    Checks the size of the result but not its finiteness: an explicit stage
+    that is inf or nan reaches ``y_new`` (or the error estimate), which is
+    checked once per step.  Values that are used on their own -- forces,
+    derivatives for output, Jacobian columns, Newton iterates -- go through
     :func:`evaluate_finite`.
     """
     ist[NFEV] += 1

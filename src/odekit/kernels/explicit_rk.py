@@ -6,8 +6,8 @@ stage is f(t + h, y_new) and can start the next step.
 """
 
 from .evaluation import evaluate
-from .layout import SUCCESS
-from .primitives import copy_into, lincomb, weighted_sum
+from .layout import NONFINITE, SUCCESS, T_FAIL
+from .primitives import all_finite, copy_into, lincomb, weighted_sum
 
 
 def explicit_rk_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
@@ -35,6 +35,14 @@ def explicit_rk_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
     lincomb(ynew, y, h, b, K, s)
     if e.shape[0] > 0:
         weighted_sum(err, h, e, K, s)
+    if not (all_finite(ynew) and all_finite(err)):
+        # Stages are not checked one by one (that costs a pass over each); an
+        # inf or nan in any of them reaches y_new or the error estimate, and
+        # the stages are still here to say which evaluation produced it.
+        for i in range(s):
+            if not all_finite(K[i]):
+                fs[T_FAIL] = t + c[i] * h
+                return NONFINITE, True, False
     if fsal:
         copy_into(fnew, K[s - 1])
         return SUCCESS, True, True

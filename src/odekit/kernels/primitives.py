@@ -28,7 +28,21 @@ def _lincomb_loop(out, y, h, coef, K, m):
 @compiled_as(_lincomb_loop)
 def lincomb(out, y, h, coef, K, m):
     """Write ``y + h * sum(coef[j] * K[j] for j < m)`` into ``out``."""
-    np.add(y, h * (coef[:m] @ K[:m]), out=out)
+    np.add(y, h * _stage_sum(coef, K, m, y), out=out)
+
+
+def _stage_sum(coef, K, m, like):
+    """``sum(coef[j] * K[j])`` term by term, in the compiled loop's order.
+
+    The same order of additions is what makes both backends give the same
+    numbers: an error estimate is a cancellation, and a different rounding
+    of it changes the step sizes of an adaptive run.
+    """
+    acc = np.zeros_like(like)
+    for j in range(m):
+        if coef[j] != 0.0:
+            acc += coef[j] * K[j]
+    return acc
 
 
 # --- out = h * sum_j coef[j] K[j] ----------------------------------------------
@@ -45,7 +59,7 @@ def _weighted_sum_loop(out, h, coef, K, m):
 @compiled_as(_weighted_sum_loop)
 def weighted_sum(out, h, coef, K, m):
     """Write ``h * sum(coef[j] * K[j] for j < m)`` into ``out``."""
-    np.multiply(h, coef[:m] @ K[:m], out=out)
+    np.multiply(h, _stage_sum(coef, K, m, out), out=out)
 
 
 # --- checks and norms ----------------------------------------------------------
@@ -81,7 +95,8 @@ def error_norm(err, y, ynew, tol):
     (Hairer, Nørsett & Wanner, *Solving ODEs I*, eq. II.4.11).
     """
     scale = tol[1] + tol[0] * np.maximum(np.abs(y), np.abs(ynew))
-    return float(np.sqrt(np.mean((np.abs(err) / scale) ** 2)))
+    # cumsum adds left to right, like the loop (np.sum would add pairwise)
+    return math.sqrt(float(np.cumsum((np.abs(err) / scale) ** 2)[-1]) / y.shape[0])
 
 
 # --- dense LU with partial pivoting --------------------------------------------
