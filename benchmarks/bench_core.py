@@ -20,7 +20,9 @@ whose exact solution lets each row show that it computed the same thing.
 
 2. Adaptive: odekit ``dp54`` against ``scipy.integrate.solve_ivp`` (RK45 and
    DOP853) at two tolerances: wall time, steps, f-evaluations, and the
-   position error at the final time, with the speed ratio SciPy / odekit.
+   position error at the final time, with the speed ratio SciPy / odekit --
+   for the same right-hand side as SciPy's (returning an array) and for the
+   in-place form.
 
 Run ``python benchmarks/bench_core.py [--json PATH]`` (or ``make bench``).
 This is a measurement, not a test: nothing is asserted.
@@ -347,7 +349,14 @@ def adaptive():
                "rejected": sol.stats.nrejected, "nfev": sol.stats.nfev, "backend": sol.backend,
                "success": sol.success, "position_error": position_error(sol.x[-1], sol.t[-1]),
                "setup_seconds": setup}
-        rows = [ode]
+        # the same method on the in-place form: what a user after speed would write
+        inplace = inplace_problem(ADAPTIVE_ORBITS)
+        odekit.solve(inplace, "dp54", **options)
+        seconds, sol = best_of(lambda: odekit.solve(inplace, "dp54", **options))
+        ode_inplace = {"solver": "odekit dp54 in-place", "seconds": seconds, "steps": sol.stats.naccepted,
+                       "nfev": sol.stats.nfev, "backend": sol.backend, "success": sol.success,
+                       "position_error": position_error(sol.y[-1, :2], sol.t[-1])}
+        rows = [ode, ode_inplace]
         for method in ("RK45", "DOP853"):
             run = lambda: solve_ivp(kepler_rhs, (t0, t1), y0, method=method, **options)  # noqa: E731
             run()                                                   # warm-up
@@ -356,6 +365,7 @@ def adaptive():
             rows.append({"solver": f"SciPy {method}", "seconds": seconds, "steps": len(ref.t) - 1,
                          "nfev": int(ref.nfev), "success": bool(ref.success), "position_error": error,
                          "speedup_of_odekit": seconds / ode["seconds"],
+                         "speedup_of_odekit_inplace": seconds / ode_inplace["seconds"],
                          "speedup_of_odekit_loop": seconds / max(ode["seconds"] - setup, 1e-9),
                          "odekit_error_not_worse": ode["position_error"] <= error})
         results.append({"rtol": rtol, "atol": atol, "rows": rows})
@@ -425,19 +435,21 @@ def print_adaptive(result):
     if "skipped" in result:
         print(f"  skipped: {result['skipped']}")
         return
-    print(f"  {'rtol':>6}  {'solver':12} {'time ms':>9} {'steps':>6} {'nfev':>6} {'|x - exact| end':>16} "
-          f"{'SciPy/odekit':>12} {'excl. set-up':>12}  {'odekit err <=':>13}")
+    print(f"  {'rtol':>6}  {'solver':20} {'time ms':>9} {'steps':>6} {'nfev':>6} {'|x - exact| end':>16} "
+          f"{'SciPy/odekit':>12} {'excl. set-up':>12} {'/in-place':>10}  {'odekit err <=':>13}")
     for run in result["runs"]:
         for row in run["rows"]:
-            speed = loop = better = ""
+            speed = loop = inplace = better = ""
             if "speedup_of_odekit" in row:
                 speed, loop = f"{row['speedup_of_odekit']:.1f}x", f"{row['speedup_of_odekit_loop']:.1f}x"
+                inplace = f"{row['speedup_of_odekit_inplace']:.1f}x"
                 better = "yes" if row["odekit_error_not_worse"] else "no"
             flag = "" if row["success"] else "  (did not succeed)"
             if row.get("backend", "numba") != "numba":
                 flag += f"  ({row['backend']} backend)"
-            print(f"  {run['rtol']:>6.0e}  {row['solver']:12} {row['seconds'] * 1e3:>9.2f} {row['steps']:>6} "
-                  f"{row['nfev']:>6} {row['position_error']:>16.3e} {speed:>12} {loop:>12}  {better:>13}{flag}")
+            print(f"  {run['rtol']:>6.0e}  {row['solver']:20} {row['seconds'] * 1e3:>9.2f} {row['steps']:>6} "
+                  f"{row['nfev']:>6} {row['position_error']:>16.3e} {speed:>12} {loop:>12} {inplace:>10}  "
+                  f"{better:>13}{flag}")
         setup = run["rows"][0]["setup_seconds"]
         print(f"  {'':6}  odekit set-up per solve (same call on a {SETUP_ORBITS:g}-orbit span): {setup * 1e3:.2f} ms; "
               "'excl. set-up' divides by odekit's time minus it")

@@ -155,3 +155,14 @@ def test_issue_method_list_is_registered():
     assert odekit.methods().names() == wanted
     assert odekit.method("explicit_euler") is odekit.method("forward_euler") is odekit.method("euler")
     assert odekit.method("semi_implicit_euler") is odekit.method("symplectic_euler")
+
+
+def test_docs_are_generated_from_the_registry():
+    """docs/methods.md and the README's table are the registry's own output, not copies."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    assert (root / "docs" / "methods.md").read_text() == odekit.methods().document(), \
+        "regenerate with: odekit methods --markdown > docs/methods.md"
+    assert odekit.methods().markdown() in (root / "README.md").read_text(), \
+        "paste `odekit methods --markdown`'s table into the README"

@@ -14,7 +14,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="odekit", description="Time integrators for physics-based simulation.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sub.add_parser("methods", help="list the registered methods")
+    listing = sub.add_parser("methods", help="list the registered methods")
+    listing.add_argument("--markdown", action="store_true",
+                         help="as docs/methods.md: the table, then each method's facts")
 
     s = sub.add_parser("solve", help="solve a problem from the zoo and print a summary")
     s.add_argument("problem", help=f"one of: {', '.join(problems.PROBLEMS)}")
@@ -31,7 +33,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         if args.command == "methods":
-            print(methods())
+            sys.stdout.write(methods().document() if args.markdown else f"{methods()}\n")
             return 0
         return _solve(args)
     except (ValueError, TypeError) as exc:

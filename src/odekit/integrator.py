@@ -6,7 +6,6 @@ such as thrust is a write).  :func:`odekit.solve` is an ``Integrator`` run to
 the end of the span with recording switched on.
 """
 
-import functools
 import math
 import warnings
 
@@ -73,9 +72,8 @@ class Integrator:
         self._ctrl = self.controller.params(self.method)
         self._ctrl[L.C_HAS_JAC] = 0.0 if problem.jac is None else 1.0
         self._ctrl[L.C_NEWTON] = max(1e-3, 20 * EPS / float(self._tol[0].min()))
-        self._data = _kernel_data(self.method, problem)
-        self._P = (_arrays(self.method.coefficients, "dense_matrix") if self.method.dense == "own"
-                   else np.zeros((0, 0)))
+        self._data = self.method.kernel_data(problem.second_order and problem.velocity_dependent)
+        self._P = self.method.dense_matrix
         self._scratch = _scratch(self.method, y)
         self._y = y
         self._f = np.zeros_like(y)
@@ -468,18 +466,6 @@ def _tolerances(rtol, atol, n):
                       stacklevel=4)
         tol[0] = np.maximum(tol[0], floor)
     return tol
-
-
-def _kernel_data(method, problem):
-    if method.family == "splitting":
-        return _arrays(method.coefficients, "kernel_data", problem.velocity_dependent)
-    return _arrays(method.coefficients, "kernel_data")
-
-
-@functools.lru_cache(maxsize=None)
-def _arrays(coefficients, kind, *options):
-    """A method's float arrays, made once from its exact coefficients (the kernels only read them)."""
-    return getattr(coefficients, kind)(*options)
 
 
 def _scratch(method, y):

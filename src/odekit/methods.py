@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import difflib
 from functools import cached_property
 
+import numpy as np
+
 from .splitting import SplittingScheme
 from .tableau import ButcherTableau, RosenbrockTableau
 
@@ -140,6 +142,24 @@ class Method:
     def names(self):
         return (self.name,) + tuple(self.aliases)
 
+    # --- what the kernels run on, built once per method ------------------------------------
+    @cached_property
+    def _kernel_arrays(self):
+        return {}
+
+    def kernel_data(self, velocity_dependent=False):
+        """The coefficients as the float arrays of the family's kernel (shared: read-only use)."""
+        key = bool(velocity_dependent) and self.family == "splitting"
+        if key not in self._kernel_arrays:
+            c = self.coefficients
+            self._kernel_arrays[key] = c.kernel_data(key) if self.family == "splitting" else c.kernel_data()
+        return self._kernel_arrays[key]
+
+    @cached_property
+    def dense_matrix(self):
+        """The continuous extension's matrix, or ``0 x 0`` for cubic Hermite."""
+        return self.coefficients.dense_matrix() if self.dense == "own" else np.zeros((0, 0))
+
     def summary(self):
         """One line: order, stages, evaluations, FSAL, dense output, reference."""
         evals = self.evaluations_per_step
@@ -155,6 +175,28 @@ class Method:
 
     def __str__(self):
         return self.summary()
+
+    def markdown(self):
+        """A section of ``docs/methods.md``: everything a user needs to choose it."""
+        evals = self.evaluations_per_step
+        facts = [
+            f"- **order** {self.order}" + (f", embedded estimate of order {self.embedded_order}"
+                                          if self.embedded_order is not None else ""),
+            f"- **{'kicks' if self.family == 'splitting' else 'stages'}** {self.stages}; "
+            f"**f-evaluations per step** "
+            + (str(evals) if evals is not None else "one per Newton iteration per implicit stage, "
+               "plus a Jacobian (user-supplied, or one evaluation per component)")
+            + ("; first same as last (FSAL)" if self.fsal else ""),
+            f"- **family** {FAMILIES[self.family]}; dense output: "
+            + ("its own continuous extension" if self.dense == "own" else "cubic Hermite"),
+            f"- **stability** {self.stability}",
+            f"- **reference** {self.reference}",
+        ]
+        if self.aliases:
+            facts.append("- **aliases** " + ", ".join(f"`{a}`" for a in self.aliases))
+        if self.needs_velocity_independent:
+            facts.append("- needs forces that do not depend on velocity")
+        return f"### `{self.name}`: {self.title}\n\n" + "\n".join(facts)
 
 
 class MethodTable(tuple):
@@ -181,8 +223,24 @@ class MethodTable(tuple):
     def __repr__(self):
         return str(self)
 
+    def markdown(self):
+        """The registry as a Markdown table: what the README shows."""
+        columns = ("method", "family", "order", "embedded", "stages", "f-evals/step", "FSAL",
+                   "symplectic", "aliases", "reference")
+        lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for m, row in zip(self, self.rows()):
+            cells = [f"`{row[0]}`", *row[1:-1], ", ".join(f"`{a}`" for a in m.aliases), m.reference]
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
     def names(self):
         return [m.name for m in self]
+
+    def document(self):
+        """``docs/methods.md``: the table, then a section per method."""
+        sections = "\n\n".join(m.markdown() for m in self)
+        return ("# Methods\n\nGenerated from the registry by `odekit methods --markdown`; "
+                "a test keeps it current.\n\n" + self.markdown() + "\n\n" + sections + "\n")
 
 
 _REGISTRY: dict[str, Method] = {}

@@ -42,7 +42,7 @@ register(Method(
     ButcherTableau(c=[0, F(1, 2), 1], A=[[], [F(1, 2)], [-1, 2]], b=[F(1, 6), F(2, 3), F(1, 6)]),
     order=3, aliases=("rk3",),
     reference="Kutta, Z. Math. Phys. 46 (1901); " + HNW + ", II.1",
-    stability="R(z) = 1 + z + z²/2 + z³/6; real interval [-2.51, 0], imaginary axis |hω| <= √3"))
+    stability="R(z) = 1 + z + z²/2 + z³/6; real interval [-2.513, 0], imaginary axis |hω| <= √3"))
 
 register(Method(
     "rk4", "classic Runge-Kutta",
@@ -51,7 +51,7 @@ register(Method(
     order=4, aliases=("classic_rk4", "runge_kutta"),
     reference="Kutta, Z. Math. Phys. 46 (1901); " + HNW + ", II.1",
     stability="R(z) = 1 + z + z²/2 + z³/6 + z⁴/24; real interval [-2.785, 0], "
-              "imaginary axis |hω| <= 2√2 ≈ 2.83 (slightly damping inside)"))
+              "imaginary axis |hω| <= 2√2 ≈ 2.828 (slightly damping inside)"))
 
 register(Method(
     "rk38", "Kutta's 3/8 rule",
@@ -79,7 +79,7 @@ register(Method(
                    dense=[[1, F(-4, 3), F(5, 9)], [0, 1, F(-2, 3)], [0, F(4, 3), F(-8, 9)], [0, -1, 1]]),
     order=3, aliases=("rk23", "ode23"),
     reference="Bogacki & Shampine, Appl. Math. Lett. 2 (1989); the 'ode23' of MATLAB",
-    stability="R(z) = 1 + z + z²/2 + z³/6; real interval [-2.51, 0]"))
+    stability="R(z) = 1 + z + z²/2 + z³/6; real interval [-2.513, 0], imaginary axis |hω| <= √3"))
 
 register(Method(
     "rkf45", "Runge-Kutta-Fehlberg 4(5)",
@@ -94,7 +94,7 @@ register(Method(
     order=4, aliases=("fehlberg", "rkf"),
     reference="Fehlberg, NASA TR R-315 (1969): the fourth-order result is propagated, "
               "the fifth-order one only estimates its error",
-    stability="real interval about [-2.78, 0]"))
+    stability="real interval [-3.020, 0]; slightly unstable (|R| > 1) on the imaginary axis near 0"))
 
 register(Method(
     "cash_karp", "Cash-Karp 5(4)",
@@ -107,7 +107,7 @@ register(Method(
         b_hat=[F(2825, 27648), 0, F(18575, 48384), F(13525, 55296), F(277, 14336), F(1, 4)]),
     order=5, aliases=("rkck",),
     reference="Cash & Karp, ACM TOMS 16 (1990); as in Numerical Recipes, the fifth-order result is propagated",
-    stability="real interval about [-3.2, 0]"))
+    stability="real interval [-3.734, 0]; slightly unstable (|R| > 1) on the imaginary axis near 0"))
 
 register(Method(
     "dp54", "Dormand-Prince 5(4)",
@@ -129,4 +129,4 @@ register(Method(
     order=5, aliases=("dopri5", "rk45", "ode45", "dormand_prince"),
     reference="Dormand & Prince, J. Comput. Appl. Math. 6 (1980); order-4 dense output of "
               "Shampine, Math. Comp. 46 (1986), as in SciPy's RK45",
-    stability="real interval about [-3.3, 0]; imaginary axis |hω| <= 3.4 approx."))
+    stability="real interval [-3.307, 0]; imaginary axis |hω| <= 0.997"))

@@ -57,7 +57,7 @@ register(Method(
     order=4, aliases=("fr4", "yoshida4", "triple_jump"),
     reference="Forest & Ruth, Physica D 43 (1990); Yoshida, Phys. Lett. A 150 (1990): "
               "position Verlet composed with weights θ, 1-2θ, θ, θ = 1/(2 - 2^(1/3))",
-    stability=BOUNDED.replace("|hω| < 2", "|hω| < 1.57 (a negative sub-step)")))
+    stability=BOUNDED.replace("|hω| < 2", "|hω| < 1.573 (its middle sub-step is negative)")))
 
 PEFRL_XI = 0.1786178958448091
 PEFRL_LAMBDA = -0.2123418310626054
@@ -71,7 +71,7 @@ register(Method(
     order=4, aliases=("omelyan4",),
     reference="Omelyan, Mryglod & Folk, Comput. Phys. Commun. 146 (2002), eq. 20: "
               "about 100 times smaller error constant than Forest-Ruth",
-    stability=BOUNDED))
+    stability=BOUNDED.replace("|hω| < 2", "|hω| < 2.990")))
 
 # Yoshida's 6th-order 'solution A' (Phys. Lett. A 150, 1990, Table 1); w0 = 1 - 2(w1 + w2 + w3).
 YOSHIDA6_W = (-1.17767998417887, 0.235573213359357, 0.784513610477560)
@@ -83,4 +83,4 @@ register(Method(
     SplittingScheme.composition([_w3, _w2, _w1, _w0, _w1, _w2, _w3], POSITION_VERLET),
     order=6, aliases=("yoshida_6",),
     reference="Yoshida, Phys. Lett. A 150 (1990), solution A: seven position-Verlet sub-steps",
-    stability=BOUNDED.replace("|hω| < 2", "small |hω| (large negative sub-steps)")))
+    stability=BOUNDED.replace("|hω| < 2", "|hω| < 2.269")))

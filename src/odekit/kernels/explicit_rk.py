@@ -33,9 +33,10 @@ def explicit_rk_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
         if code != SUCCESS:
             return code, True, False
     lincomb(ynew, y, h, b, K, s)
-    if e.shape[0] > 0:
+    estimate = e.shape[0] > 0
+    if estimate:
         weighted_sum(err, h, e, K, s)
-    if not (all_finite(ynew) and all_finite(err)):
+    if not (all_finite(ynew) and (not estimate or all_finite(err))):
         # Stages are not checked one by one (that costs a pass over each); an
         # inf or nan in any of them reaches y_new or the error estimate, and
         # the stages are still here to say which evaluation produced it.
