@@ -44,6 +44,35 @@ def evaluate_finite(rhs, args, t, y, out, ist, fs):
 
 
 @jitable
+def store(out, value):
+    """Copy a user function's result into ``out``; False if it has the wrong size.
+
+    How every adapter hands a returned array (or scalar) to the kernels.
+    """
+    r = np.asarray(value)
+    if r.size != out.size:
+        return False
+    copy_into(out, r)
+    return True
+
+
+@jitable
+def linearise(rhs, jac, args, has_jac, need_f, t, y, f, have_f, J, ytmp, ftmp, ist, fs):
+    """The Jacobian at ``(t, y)``, and f there when ``need_f`` or differencing needs it.
+
+    How every (linearly) implicit step starts.  Returns ``(code, have_f)``.
+    ``f`` is checked for inf and nan, since a finite-difference Jacobian is
+    built from it.
+    """
+    if not have_f and (need_f or not has_jac):
+        code = evaluate_finite(rhs, args, t, y, f, ist, fs)
+        if code != SUCCESS:
+            return code, False
+        have_f = True
+    return jacobian(rhs, jac, args, has_jac, t, y, f, J, ytmp, ftmp, ist, fs), have_f
+
+
+@jitable
 def jacobian(rhs, jac, args, has_jac, t, y, f, J, ytmp, ftmp, ist, fs):
     """Fill ``J`` with df/dy at ``(t, y)``; ``f`` must hold f(t, y).
 

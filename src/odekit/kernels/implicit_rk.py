@@ -15,7 +15,7 @@ costs no evaluation and keeps ``y_new`` consistent with ``Z`` exactly.
 import numpy as np
 
 from . import jitable
-from .evaluation import evaluate, evaluate_finite, jacobian
+from .evaluation import evaluate, evaluate_finite, linearise
 from .layout import C_HAS_JAC, C_NEWTON, NEWTON_FAILED, NLU, SUCCESS, T_FAIL
 from .primitives import copy_into, error_norm, lincomb, lu_factor, lu_solve, shifted_identity, weighted_sum
 
@@ -63,13 +63,11 @@ def implicit_rk_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
     s = b.shape[0]
     K = work
     base, Z, fz, dz, ytmp, ftmp = work[s], work[s + 1], work[s + 2], work[s + 3], work[s + 4], work[s + 5]
-    if not have_f:
-        code = evaluate(rhs, args, t, y, f, ist, fs)
-        if code != SUCCESS:
-            return code, False, False
-    code = jacobian(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, t, y, f, J, ytmp, ftmp, ist, fs)
+    explicit_first = A[0, 0] == 0.0          # stage 1 is f(t, y) itself
+    code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, explicit_first, t, y, f, have_f,
+                             J, ytmp, ftmp, ist, fs)
     if code != SUCCESS:
-        return code, True, False
+        return code, have_f, False
     factored = 0.0
     for i in range(s):
         lincomb(base, y, h, A[i], K, i)

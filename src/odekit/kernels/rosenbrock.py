@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .evaluation import evaluate, jacobian
+from .evaluation import evaluate, linearise
 from .layout import C_HAS_JAC, NEWTON_FAILED, NLU, SUCCESS, T_FAIL
 from .primitives import copy_into, lincomb, lu_factor, lu_solve, matvec, shifted_identity, weighted_sum
 
@@ -28,13 +28,10 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
     s = b.shape[0]
     K = work
     stage, fi, v, ytmp, ftmp, ft = work[s], work[s + 1], work[s + 2], work[s + 3], work[s + 4], work[s + 5]
-    if not have_f:
-        code = evaluate(rhs, args, t, y, f, ist, fs)
-        if code != SUCCESS:
-            return code, False, False
-    code = jacobian(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, t, y, f, J, ytmp, ftmp, ist, fs)
+    code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, True, t, y, f, have_f,
+                             J, ytmp, ftmp, ist, fs)
     if code != SUCCESS:
-        return code, True, False
+        return code, have_f, False
     if np.any(d != 0.0):
         dt = math.sqrt(np.finfo(np.float64).eps) * max(1e-5, abs(t))
         code = evaluate(rhs, args, t + dt, y, ftmp, ist, fs)
