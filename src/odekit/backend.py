@@ -161,7 +161,7 @@ def prepare(problem, family, backend, kernel_data, start):
             return kernels, start(kernels)
         except _UserCodeNotCompiled as exc:
             if backend == "numba":
-                raise exc.__cause__
+                raise exc.__cause__ from None   # Numba's own error, which names the culprit
             reason = _first_line(exc.__cause__)
             warnings.warn("odekit: Numba could not compile the problem's functions, so the Python "
                           f"backend runs them ({reason})", BackendFallbackWarning, stacklevel=4)

@@ -9,7 +9,7 @@ reduction ``u = [x, v]``, ``u' = [v, a]``.  :class:`System` is the object
 protocol for models that live in objects.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 import math
 from typing import Protocol, runtime_checkable
 
@@ -260,6 +260,3 @@ class SecondOrderProblem:
     def __repr__(self):
         return f"SecondOrderProblem({self.name!r}, t_span={self.t_span}, x0 shape {self.shape})"
 
-
-Problem = ODEProblem | SecondOrderProblem
-ProblemLike = Callable | Problem

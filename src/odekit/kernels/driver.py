@@ -15,7 +15,7 @@ from ..controllers import accept_factor, reject_factor
 from .dense import interpolate
 from .layout import (
     BAD_SHAPE, BUFFER_FULL, C_HMAX, C_HMIN, C_KIND, C_ORDER,
-    CARRY_H, DOUBLING, ERR_PREV, FIXED, H, H_LAST, HAVE_F, KSTEP, LAST_FAIL,
+    CARRY_H, DOUBLING, ERR_PREV, FIXED, H, HAVE_F, KSTEP, LAST_FAIL,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
     PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, STEP_UNDERFLOW, SUCCESS, T, T0, T_END, T_FAIL, TEVAL_NEXT,
 )
@@ -169,7 +169,6 @@ def drive(step, deriv, rhs, jac, args, m, P, ctrl, tol, y, f, fs, ist, scratch,
             copy_into(f, fnew)
         ist[HAVE_F] = 1 if have_fnew else 0
         fs[T] = t_new
-        fs[H_LAST] = h
         ist[NACCEPT] += 1
         taken += 1
         if kind == FIXED:

@@ -27,10 +27,9 @@ T_END = 2        # where this kernel call stops
 T0 = 3           # origin of the fixed-step grid t0 + k h
 ERR_PREV = 4     # previous accepted error norm (PI control)
 T_FAIL = 5       # time of the evaluation that failed
-H_LAST = 6       # last accepted step
-CARRY_H = 7      # a step's private memory (leapfrog's half-step velocity)
+CARRY_H = 6      # a step's private memory (leapfrog's half-step velocity)
                  # is valid for continuing with this step size; 0 = invalid
-FS_SIZE = 8
+FS_SIZE = 7
 
 # --- integer state ``ist`` ---------------------------------------------------
 NFEV = 0         # right-hand-side (or force) evaluations
