@@ -17,9 +17,9 @@ from .layout import (
     BAD_SHAPE, BUFFER_FULL, C_HMAX, C_HMIN, C_KIND, C_ORDER,
     CARRY_H, DOUBLING, ERR_PREV, FIXED, H, HAVE_F, KSTEP, LAST_FAIL,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
-    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, STEP_UNDERFLOW, SUCCESS, T, T0, T_END, T_FAIL, TEVAL_NEXT,
+    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, STEP_UNDERFLOW, SUCCESS, T, T0, T_END, TEVAL_NEXT,
 )
-from .primitives import all_finite, copy_into, error_norm
+from .primitives import copy_into, error_norm
 
 SHRINK_ON_FAILURE = 0.25     # step factor after a non-finite value or a Newton failure
 
@@ -103,9 +103,6 @@ def drive(step, deriv, rhs, jac, args, m, P, ctrl, tol, y, f, fs, ist, scratch,
             code, have_f, have_fnew = step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
                                            ynew, fnew, err, scratch, ist, fs)
         ist[HAVE_F] = 1 if have_f else 0
-        if code == SUCCESS and not all_finite(ynew):
-            fs[T_FAIL] = np.nan          # no evaluation was non-finite: the state overflowed
-            code = NONFINITE
 
         # --- the derivative at the new point, when the output needs it
         wants_f = dense or (record_teval and not own and ist[TEVAL_NEXT] < t_eval.shape[0])

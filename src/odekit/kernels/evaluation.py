@@ -44,6 +44,19 @@ def evaluate_finite(rhs, args, t, y, out, ist, fs):
 
 
 @jitable
+def overflowed(ynew, fs):
+    """NONFINITE when ``y_new`` holds inf or nan although every evaluation was finite.
+
+    ``T_FAIL`` is set to nan to say that no evaluation is to blame.  Each
+    stepper ends with this check (or a finer one), so the driver need not.
+    """
+    if all_finite(ynew):
+        return SUCCESS
+    fs[T_FAIL] = np.nan
+    return NONFINITE
+
+
+@jitable
 def store(out, value):
     """Copy a user function's result into ``out``; False if it has the wrong size.
 

@@ -5,6 +5,8 @@ error weights (empty without an embedded pair), ``fsal`` 1 when the last
 stage is f(t + h, y_new) and can start the next step.
 """
 
+import numpy as np
+
 from .evaluation import evaluate
 from .layout import NONFINITE, SUCCESS, T_FAIL
 from .primitives import all_finite, copy_into, lincomb, weighted_sum
@@ -44,6 +46,8 @@ def explicit_rk_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
             if not all_finite(K[i]):
                 fs[T_FAIL] = t + c[i] * h
                 return NONFINITE, True, False
+        fs[T_FAIL] = np.nan          # every stage finite: the combination overflowed
+        return NONFINITE, True, False
     if fsal:
         copy_into(fnew, K[s - 1])
         return SUCCESS, True, True

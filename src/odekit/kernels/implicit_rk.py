@@ -15,7 +15,7 @@ costs no evaluation and keeps ``y_new`` consistent with ``Z`` exactly.
 import numpy as np
 
 from . import jitable
-from .evaluation import evaluate, evaluate_finite, linearise
+from .evaluation import evaluate_finite, linearise, overflowed
 from .layout import C_HAS_JAC, C_NEWTON, NEWTON_FAILED, NLU, SUCCESS, T_FAIL
 from .primitives import copy_into, error_norm, lincomb, lu_factor, lu_solve, shifted_identity, weighted_sum
 
@@ -76,7 +76,7 @@ def implicit_rk_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
             if i == 0 and c[0] == 0.0:
                 copy_into(K[0], f)
             else:
-                code = evaluate(rhs, args, t + c[i] * h, base, K[i], ist, fs)
+                code = evaluate_finite(rhs, args, t + c[i] * h, base, K[i], ist, fs)
                 if code != SUCCESS:
                     return code, True, False
             continue
@@ -96,4 +96,4 @@ def implicit_rk_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
     lincomb(ynew, y, h, b, K, s)
     if e.shape[0] > 0:
         weighted_sum(err, h, e, K, s)
-    return SUCCESS, True, False
+    return overflowed(ynew, fs), True, False

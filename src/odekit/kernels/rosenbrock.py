@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .evaluation import evaluate, linearise
+from .evaluation import evaluate_finite, linearise, overflowed
 from .layout import C_HAS_JAC, NEWTON_FAILED, NLU, SUCCESS, T_FAIL
 from .primitives import copy_into, lincomb, lu_factor, lu_solve, matvec, shifted_identity, weighted_sum
 
@@ -34,7 +34,7 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
         return code, have_f, False
     if np.any(d != 0.0):
         dt = math.sqrt(np.finfo(np.float64).eps) * max(1e-5, abs(t))
-        code = evaluate(rhs, args, t + dt, y, ftmp, ist, fs)
+        code = evaluate_finite(rhs, args, t + dt, y, ftmp, ist, fs)
         if code != SUCCESS:
             return code, True, False
         ft[:] = (ftmp - f) / dt
@@ -48,7 +48,7 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
             copy_into(fi, f)
         else:
             lincomb(stage, y, 1.0, alpha[i], K, i)
-            code = evaluate(rhs, args, t + c[i] * h, stage, fi, ist, fs)
+            code = evaluate_finite(rhs, args, t + c[i] * h, stage, fi, ist, fs)
             if code != SUCCESS:
                 return code, True, False
         K[i, :] = h * fi
@@ -62,4 +62,4 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
     lincomb(ynew, y, 1.0, b, K, s)
     if e.shape[0] > 0:
         weighted_sum(err, 1.0, e, K, s)
-    return SUCCESS, True, False
+    return overflowed(ynew, fs), True, False

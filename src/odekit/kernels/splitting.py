@@ -22,7 +22,7 @@ Each force is checked for inf and nan as it is computed: a kick costs far
 more than the check, and the time of a failure is then known exactly.
 """
 
-from .evaluation import evaluate_finite
+from .evaluation import evaluate_finite, overflowed
 from .layout import CARRY_H, SUCCESS
 from .primitives import axpy, copy_into
 
@@ -61,7 +61,7 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
         fs[CARRY_H] = h
         copy_into(fnew[:n], V)
         copy_into(fnew[n:], a)
-        return SUCCESS, have_f, True
+        return overflowed(ynew, fs), have_f, True
     tau = 0.0
     for i in range(kick.shape[0]):
         if drift[i] != 0.0:
@@ -80,8 +80,8 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
     if have_a:
         copy_into(fnew[:n], V)
         copy_into(fnew[n:], a)
-        return SUCCESS, have_f, True
-    return SUCCESS, have_f, False
+        return overflowed(ynew, fs), have_f, True
+    return overflowed(ynew, fs), have_f, False
 
 
 def second_order_derivative(rhs, args, t, y, f, ist, fs):
