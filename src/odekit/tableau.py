@@ -25,6 +25,19 @@ def _vector(name, values, s):
     return values
 
 
+def _weights(tableau):
+    """Make ``b`` and ``b_hat`` exact and check that each sums to one; return the stages."""
+    s = len(tableau.b)
+    object.__setattr__(tableau, "b", _vector("b", tableau.b, s))
+    if sum(tableau.b) != 1:
+        raise ValueError(f"the weights b sum to {sum(tableau.b)}, not 1")
+    if tableau.b_hat is not None:
+        object.__setattr__(tableau, "b_hat", _vector("b_hat", tableau.b_hat, s))
+        if sum(tableau.b_hat) != 1:
+            raise ValueError(f"the embedded weights b_hat sum to {sum(tableau.b_hat)}, not 1")
+    return s
+
+
 def _square(name, rows, s):
     """A ``s x s`` matrix; short rows (lower-triangular shorthand) are zero-padded."""
     rows = tuple(tuple(_exact(v) for v in row) for row in rows)
@@ -62,13 +75,10 @@ class ButcherTableau:
     dense: tuple | None = None
 
     def __post_init__(self):
-        s = len(self.b)
+        s = _weights(self)
         set_ = object.__setattr__
-        set_(self, "b", _vector("b", self.b, s))
         set_(self, "c", _vector("c", self.c, s))
         set_(self, "A", _square("A", self.A, s))
-        if self.b_hat is not None:
-            set_(self, "b_hat", _vector("b_hat", self.b_hat, s))
         if self.dense is not None:
             rows = tuple(tuple(_exact(v) for v in row) for row in self.dense)
             if len(rows) != s:
@@ -77,10 +87,6 @@ class ButcherTableau:
         for i, (ci, row) in enumerate(zip(self.c, self.A)):
             if sum(row) != ci:
                 raise ValueError(f"row {i} of A sums to {sum(row)}, but c[{i}] = {ci}")
-        if sum(self.b) != 1:
-            raise ValueError(f"the weights b sum to {sum(self.b)}, not 1")
-        if self.b_hat is not None and sum(self.b_hat) != 1:
-            raise ValueError(f"the embedded weights b_hat sum to {sum(self.b_hat)}, not 1")
         if self.dense is not None:
             for i, row in enumerate(self.dense):
                 if sum(row) != self.b[i]:
@@ -150,23 +156,16 @@ class RosenbrockTableau:
     time_derivative: bool = True
 
     def __post_init__(self):
-        s = len(self.b)
+        s = _weights(self)
         set_ = object.__setattr__
-        set_(self, "b", _vector("b", self.b, s))
         set_(self, "alpha", _square("alpha", self.alpha, s))
         set_(self, "gamma", _square("gamma", self.gamma, s))
-        if self.b_hat is not None:
-            set_(self, "b_hat", _vector("b_hat", self.b_hat, s))
         if any(self.alpha[i][j] != 0 for i in range(s) for j in range(i, s)):
             raise ValueError("alpha must be strictly lower triangular")
         if any(self.gamma[i][j] != 0 for i in range(s) for j in range(i + 1, s)):
             raise ValueError("gamma must be lower triangular")
         if len({self.gamma[i][i] for i in range(s)}) != 1 or self.gamma[0][0] == 0:
             raise ValueError("gamma must have one non-zero value on its diagonal")
-        if sum(self.b) != 1:
-            raise ValueError(f"the weights b sum to {sum(self.b)}, not 1")
-        if self.b_hat is not None and sum(self.b_hat) != 1:
-            raise ValueError(f"the embedded weights b_hat sum to {sum(self.b_hat)}, not 1")
 
     @property
     def stages(self):
