@@ -12,9 +12,10 @@ state's dtype, the method family) -- not once per user function -- and is
 kept in Numba's on-disk cache between processes.  A new right-hand side
 costs only the compilation of itself and its small adapter.
 
-The cache is stamped with a hash of all of odekit's sources: Numba alone
-checks only the file that defines a cached function, not the helpers
-compiled into it, and would serve stale code after an edit to a helper.
+The cache is stamped with a hash of every source compiled into a kernel
+(this package and the controllers' formulas): Numba alone checks only the
+file that defines a cached function, not the helpers compiled into it, and
+would serve stale code after an edit to a helper.
 
 All code is compiled with ``error_model="numpy"``: a division by zero gives
 ``inf`` or ``nan`` (which the kernels detect and report with the time it
@@ -64,13 +65,14 @@ for _fn, _loop in COMPILED_AS:
 # --- the on-disk cache, stamped with every source file of odekit ------------------------
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent
+COMPILED_SOURCES = sorted(pathlib.Path(__file__).resolve().parent.glob("*.py")) + [PACKAGE / "controllers.py"]
 
 
 @functools.lru_cache(maxsize=1)
 def source_stamp():
-    """A hash of all of odekit's Python sources (and Numba's version)."""
+    """A hash of the sources compiled into kernels (and Numba's version)."""
     digest = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in COMPILED_SOURCES:
         digest.update(path.relative_to(PACKAGE).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
