@@ -71,7 +71,7 @@ register(Method(
     order=4, aliases=("omelyan4",),
     reference="Omelyan, Mryglod & Folk, Comput. Phys. Commun. 146 (2002), eq. 20: "
               "about 100 times smaller error constant than Forest-Ruth",
-    stability=BOUNDED.replace("|hω| < 2", "|hω| < 2.990")))
+    stability=BOUNDED.replace("|hω| < 2", "|hω| < 2.989")))
 
 # Yoshida's 6th-order 'solution A' (Phys. Lett. A 150, 1990, Table 1); w0 = 1 - 2(w1 + w2 + w3).
 YOSHIDA6_W = (-1.17767998417887, 0.235573213359357, 0.784513610477560)

@@ -1,0 +1,42 @@
+"""Analysis: see how integrators differ.
+
+* :func:`fit_order` and :func:`convergence` -- measured order of accuracy,
+  of the solution and of an invariant (energy error against ``h``);
+* :func:`stability_function`, :func:`stability_region`,
+  :func:`max_stable_step`, :func:`is_a_stable`, :func:`is_l_stable` --
+  linear stability on Dahlquist's test equation ``y' = lambda y``, computed
+  *exactly* from the method's coefficients; for splitting methods, which
+  integrate ``x'' = -omega^2 x`` rather than ``y' = lambda y``,
+  :func:`oscillator_stability_limit` and :func:`oscillator_step_matrix`;
+* :func:`invariant_drift` -- how far an invariant wanders, and whether the
+  drift is bounded (oscillating) or secular;
+* :func:`work_precision` -- error against f-evaluations and wall time.
+
+Tables (:class:`ConvergenceResult`, :class:`OrderTable`,
+:class:`WorkPrecisionResult`) have ``.rows`` (frozen dataclasses), print as
+aligned tables, and convert with ``.as_dicts()`` and ``.to_csv(path)``.
+
+Linear stability is decided in exact rational arithmetic: the coefficients
+of a tableau are :class:`~fractions.Fraction` (floats are converted exactly),
+so ``|R(h lambda)| <= 1`` along a ray becomes the sign of a polynomial with
+rational coefficients, whose real roots are isolated with Sturm sequences.
+"""
+
+
+from .convergence import convergence, fit_order, OrderFit, work_precision
+from .drift import InvariantDrift, invariant_drift, invariant_values
+from .stability import (
+    StabilityFunction, StabilityRegion, is_a_stable, is_l_stable, max_stable_step,
+    oscillator_stability_limit, oscillator_step_matrix, stability_function, stability_region,
+)
+from .tables import (
+    ConvergenceResult, ConvergenceRow, OrderRow, OrderTable, WorkPrecisionResult, WorkPrecisionRow,
+)
+
+__all__ = [
+    "ConvergenceResult", "ConvergenceRow", "InvariantDrift", "OrderFit", "OrderRow", "OrderTable",
+    "StabilityFunction", "StabilityRegion", "WorkPrecisionResult", "WorkPrecisionRow",
+    "convergence", "fit_order", "invariant_drift", "invariant_values", "is_a_stable", "is_l_stable",
+    "max_stable_step", "oscillator_stability_limit", "oscillator_step_matrix", "stability_function",
+    "stability_region", "work_precision",
+]

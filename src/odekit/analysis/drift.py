@@ -1,0 +1,273 @@
+"""Invariant drift: how far an invariant wanders, and whether it is bounded or secular."""
+
+from dataclasses import dataclass, field, fields
+import math
+
+import numpy as np
+
+from ..solution import Solution
+
+EPS = np.finfo(float).eps
+
+
+# =====================================================================================
+# Invariant drift
+# =====================================================================================
+
+def invariant_values(solution, name):
+    """An invariant evaluated at every output time of a solution: array of shape ``(m,)``.
+
+    Like ``solution.invariants()[name]``, but vectorised when the invariant
+    function accepts whole trajectories: it is first called once with time
+    on the *last* axis -- ``g(t, y)`` with ``y`` of shape ``(*y0.shape,
+    m)`` (``g(t, x, v)`` for mechanics), the convention of SciPy's
+    ``vectorized=True`` -- so that ``y[0]``, ``x[1]`` ... are component
+    histories.  The result is used only if it has shape ``(m,)`` and agrees
+    with the one-point-at-a-time evaluation at five sample times; otherwise
+    (or if the call raises) every point is evaluated in a Python loop.  On a
+    60,000-point trajectory the vectorised call takes about 2 ms against
+    0.04-0.2 s for the loop (measured; the loop costs 0.6-3 us a point).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not an invariant of the solution's problem.
+    """
+    if not isinstance(solution, Solution):
+        raise TypeError(f"solution must be an odekit Solution (from odekit.solve), got {type(solution).__name__}")
+    problem = solution.problem
+    if name not in problem.invariants:
+        have = ", ".join(sorted(problem.invariants)) or "none"
+        raise ValueError(f"{name!r} is not an invariant of problem {problem.name!r}; it has: {have}")
+    fn = problem.invariants[name]
+    t, y = solution.t, solution.y
+    count = len(t)
+
+    def at(indices):
+        return np.array([problem.evaluate_invariant(fn, t[i], y[i]) for i in indices])
+
+    if count >= 8:
+        values = _vectorised(problem, fn, t, y)
+        if values is not None:
+            sample = np.unique(np.linspace(0, count - 1, 5).astype(int))
+            direct = at(sample)
+            scale = float(np.max(np.abs(direct))) if direct.size else 0.0
+            if np.allclose(values[sample], direct, rtol=1e-12, atol=1e-12 * scale + 1e-300):
+                return values.astype(complex if values.dtype.kind == "c" else float)
+    return at(range(count))
+
+
+def _vectorised(problem, fn, t, y):
+    """``fn`` called once on the whole trajectory (time on the last axis), or None if that fails."""
+    trajectory = np.moveaxis(y, 0, -1).copy()
+    try:
+        with np.errstate(all="ignore"):
+            if problem.second_order:
+                values = np.asarray(fn(t.copy(), trajectory[0], trajectory[1]))
+            else:
+                values = np.asarray(fn(t.copy(), trajectory))
+    except Exception:  # noqa: BLE001 - a function that cannot take arrays is evaluated point by point
+        return None
+    if values.shape != (t.size,) or values.dtype.kind not in "biufc":
+        return None
+    return values
+
+
+@dataclass(frozen=True, eq=False)
+class InvariantDrift:
+    """How far an invariant ``I`` wandered along a run, and how it trends.
+
+    Attributes
+    ----------
+    name : str
+        The invariant.
+    method : str
+    initial : float
+        ``I(t0)``.
+    relative : bool
+        True: drifts are relative, divided by ``|I(t0)|``; False: absolute
+        (``I(t0) = 0``).
+    max : float
+        ``max_t |d(t)|`` with ``d(t) = (I(t) - I(t0)) / scale``.
+    final : float
+        ``|d(t_end)|``.
+    signed_final : float
+        ``d(t_end)``, signed: positive when ``I`` grew (explicit Euler's
+        energy), negative when it was lost.
+    trend : str
+        The classification: ``"bounded"`` or ``"secular"`` (the rule is in
+        :func:`invariant_drift`); ``"unknown"`` for a run with fewer than
+        four output times (a run that failed at once), whose ``rate``,
+        ``slope`` and ``growth`` are nan.
+    rate : float
+        Least-squares slope of ``|d|`` against time: how fast the size of the
+        drift grows per unit time (positive for a secular drift; near zero,
+        of either sign, for a bounded one).
+    slope : float
+        Least-squares slope of the signed ``d`` against time: its sign says
+        whether ``I`` grows or decays.
+    growth : float
+        ``M(t_end) / M(t_mid)``, ``M`` the running maximum of ``|d|``.
+    linear_share : float
+        ``|slope| (t_end - t0) / max``: the part of the largest drift that a
+        straight line explains.
+    t, drift : ndarray
+        Output times and ``d(t)``, for plots.
+    """
+
+    name: str
+    method: str
+    initial: float
+    relative: bool
+    max: float
+    final: float
+    signed_final: float
+    trend: str
+    rate: float
+    slope: float
+    growth: float
+    linear_share: float
+    t: np.ndarray = field(repr=False)
+    drift: np.ndarray = field(repr=False)
+
+    @property
+    def secular(self):
+        return self.trend == "secular"
+
+    @property
+    def bounded(self):
+        return self.trend == "bounded"
+
+    def as_dict(self):
+        """The scalar attributes as a dict (without the arrays)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("t", "drift")}
+
+    def __str__(self):
+        how = "relative" if self.relative else "absolute"
+        detail = (f"{self.rate:+.3g}/unit time" if self.secular
+                  else f"envelope x{self.growth:.3g} over the second half")
+        return (f"{self.name} ({self.method}): max {how} drift {self.max:.3e}, final {self.signed_final:+.3e}; "
+                f"{self.trend} ({detail})")
+
+
+def invariant_drift(solution, name, *, growth_threshold=1.5, linear_threshold=0.5, roundoff=1e3 * EPS):
+    """Drift of an invariant along a run, classified as bounded or secular.
+
+    With ``I0 = I(t0)`` and ``scale = |I0|`` (or 1 when ``I0 = 0``: the drift
+    is then absolute, ``relative=False``), the drift is ``d(t) = (I(t) -
+    I0) / scale``; ``max`` and ``final`` are ``max |d|`` and ``|d(t_end)|``.
+
+    Classification rule.  A symplectic method's energy error stays bounded
+    and oscillates (Hairer, Lubich & Wanner, *Geometric Numerical
+    Integration*, IX.8 and X.3); a non-symplectic method's drifts
+    secularly, linearly in time for Runge--Kutta methods on Kepler's
+    problem, exponentially for explicit Euler on an oscillator (its energy
+    is multiplied by ``1 + h^2 omega^2`` every step), or decelerating (Euler
+    on Kepler: the orbit widens and slows).  Two statistics separate them:
+
+    * envelope growth ``growth = M(t_end) / M(t_mid)``, with ``M(t) =
+      max_{s <= t} |d(s)|`` the running maximum and ``t_mid`` the middle of
+      the span: a bounded error reaches its envelope within a few
+      oscillations, so ``growth ~ 1``; linear drift gives 2, faster drift
+      more;
+    * linear share ``|r| (t_end - t0) / max |d|``, with ``r`` (``slope``) the
+      least-squares slope of ``d`` against ``t``: a drift that a straight
+      line explains gives about 1 (also a decelerating one), an oscillation
+      about a constant mean gives nearly 0 over many periods.
+
+    The drift is ``"secular"`` if ``max |d| > roundoff`` and ``growth >
+    growth_threshold`` (1.5) or the linear share exceeds ``linear_threshold``
+    (0.5); otherwise ``"bounded"``.  (A random walk of round-off grows like
+    ``sqrt(t)``: growth 1.41; ``roundoff`` keeps it out.)  ``rate`` is the
+    least-squares slope of ``|d|`` against ``t``, the growth of the drift per
+    unit time.  The rule needs a run covering several periods of the
+    error's oscillation (for an orbit: several orbits): over a fraction of a
+    period every error looks secular, and a bounded variation slower than
+    the run cannot be told from a drift.
+
+    Invariants are evaluated with :func:`invariant_values` (vectorised when
+    the invariant function accepts trajectories).
+
+    Parameters
+    ----------
+    solution : Solution
+    name : str
+        One of ``solution.problem.invariants``.
+    growth_threshold : float
+        Envelope growth over the second half above which the drift is secular (> 1).
+    linear_threshold : float
+        Linear share above which the drift is secular (in (0, 1]).
+    roundoff : float
+        Drifts whose largest value stays below this are bounded.
+
+    Returns
+    -------
+    InvariantDrift
+
+    Raises
+    ------
+    ValueError
+        For an unknown invariant or a bad threshold.  (A run with fewer than
+        four output times -- one that failed at once -- gets ``trend =
+        "unknown"``, not an error, so that a comparison of many runs goes on.)
+    """
+    if not (_is_number(growth_threshold) and growth_threshold > 1 and math.isfinite(growth_threshold)):
+        raise ValueError(f"growth_threshold must be a number > 1 (growth of the drift envelope over the second "
+                         f"half of the run), got {growth_threshold!r}")
+    if not (_is_number(linear_threshold) and 0 < linear_threshold <= 1):
+        raise ValueError(f"linear_threshold must be a number in (0, 1] (share of the largest drift explained by "
+                         f"a straight line), got {linear_threshold!r}")
+    if not (_is_number(roundoff) and roundoff >= 0):
+        raise ValueError(f"roundoff must be a number >= 0, got {roundoff!r}")
+    values = invariant_values(solution, name)
+    if np.iscomplexobj(values):
+        values = values.real if not np.any(values.imag) else np.abs(values)
+    values = values.astype(float)
+    initial = float(values[0])
+    relative = initial != 0.0
+    scale = abs(initial) if relative else 1.0
+    d = (values - initial) / scale
+    e = np.abs(d)
+    e = np.where(np.isnan(e), np.inf, e)
+    elapsed = np.abs(solution.t - solution.t[0])
+    duration = float(elapsed[-1])
+    M = np.maximum.accumulate(e)
+    mid = min(int(np.searchsorted(elapsed, duration / 2, side="left")), len(elapsed) - 2)
+    m_mid, m_end = float(M[mid]), float(M[-1])
+    if m_end == 0.0:
+        growth = 1.0
+    elif m_mid == 0.0 or not math.isfinite(m_end):
+        growth = math.inf
+    else:
+        growth = m_end / m_mid
+    with np.errstate(all="ignore"):
+        rate = _slope(elapsed, e)
+        slope = _slope(elapsed, d)
+    if m_end == 0.0:
+        share = 0.0
+    elif math.isfinite(m_end) and math.isfinite(slope):
+        share = abs(slope) * duration / m_end
+    else:
+        share = math.inf
+    if values.size < 4:
+        trend, rate, slope, growth, share = "unknown", math.nan, math.nan, math.nan, math.nan
+    elif m_end > roundoff and (growth > growth_threshold or share > linear_threshold):
+        trend = "secular"
+    else:
+        trend = "bounded"
+    return InvariantDrift(name=name, method=solution.method.name, initial=initial, relative=relative,
+                          max=m_end, final=float(e[-1]), signed_final=float(d[-1]), trend=trend, rate=rate,
+                          slope=slope, growth=growth, linear_share=share, t=solution.t.copy(), drift=d)
+
+
+def _is_number(x):
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _slope(x, y):
+    """Least-squares slope of ``y`` against ``x`` (nan if undefined)."""
+    if len(x) < 2 or not np.all(np.isfinite(y)):
+        return math.inf if np.any(np.isposinf(y)) else math.nan
+    dx = x - x.mean()
+    sxx = float(dx @ dx)
+    return float(dx @ (y - y.mean())) / sxx if sxx > 0 else math.nan

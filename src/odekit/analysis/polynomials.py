@@ -1,0 +1,245 @@
+"""Exact polynomial arithmetic with Fractions, and real roots by Sturm sequences.
+
+Coefficient lists hold ascending powers.  Used to decide linear stability
+exactly from a method's rational coefficients.
+"""
+
+from fractions import Fraction
+import itertools
+import math
+
+
+
+
+# =====================================================================================
+# Exact polynomial arithmetic (coefficient lists, ascending powers, Fractions)
+# =====================================================================================
+
+def trim(p):
+    p = list(p)
+    while len(p) > 1 and p[-1] == 0:
+        p.pop()
+    return p or [Fraction(0)]
+
+
+def is_zero(p):
+    return all(c == 0 for c in p)
+
+
+def degree(p):
+    p = trim(p)
+    return -1 if is_zero(p) else len(p) - 1
+
+
+def padd(p, q):
+    n = max(len(p), len(q))
+    return trim([(p[i] if i < len(p) else 0) + (q[i] if i < len(q) else 0) for i in range(n)])
+
+
+def psub(p, q):
+    return padd(p, [-c for c in q])
+
+
+def pmul(p, q):
+    out = [Fraction(0)] * (len(p) + len(q) - 1)
+    for i, a in enumerate(p):
+        if a:
+            for j, b in enumerate(q):
+                out[i + j] += a * b
+    return trim(out)
+
+
+def pderiv(p):
+    return trim([i * c for i, c in enumerate(p)][1:]) if len(p) > 1 else [Fraction(0)]
+
+
+def prem(p, q):
+    """Remainder of ``p`` divided by ``q`` (``q`` not zero)."""
+    r = trim(p)
+    q = trim(q)
+    dq, lead = len(q) - 1, q[-1]
+    while not is_zero(r) and len(r) - 1 >= dq:
+        factor = r[-1] / lead
+        shift = len(r) - 1 - dq
+        for i, c in enumerate(q):
+            r[shift + i] -= factor * c
+        r = trim(r[:-1]) if len(r) > 1 else [Fraction(0)]
+    return r
+
+
+def primitive(p):
+    """``p`` times a positive constant, with coprime integer coefficients (keeps signs, small numbers)."""
+    den = 1
+    for c in p:
+        den = den * c.denominator // math.gcd(den, c.denominator)
+    ints = [int(c * den) for c in p]
+    g = 0
+    for v in ints:
+        g = math.gcd(g, v)
+    g = g or 1
+    return [Fraction(v // g) for v in ints]
+
+
+def sign_at(q, x):
+    """Sign of the integer polynomial ``q`` at the rational ``x``, in integer arithmetic.
+
+    With ``x = n/d``, ``d > 0``: ``q(x) d^deg = sum_i q_i n^i d^(deg - i)``,
+    by Horner's rule ``acc <- acc n + q_i d^(deg - i)``.
+    """
+    n, d = x.numerator, x.denominator
+    acc = int(q[-1])
+    dpow = 1
+    for c in reversed(q[:-1]):
+        dpow *= d
+        acc = acc * n + int(c) * dpow
+    return (acc > 0) - (acc < 0)
+
+
+class Sturm:
+    """Sturm sequence of ``p``: counts the distinct real roots of ``p`` in an interval.
+
+    ``count(a, b)`` = ``V(a) - V(b)``, the number of distinct roots in
+    ``(a, b]`` for ``a, b`` not roots (Sturm's theorem; it holds for
+    polynomials with multiple roots too, the sequence then ending at their
+    gcd).  Each member is scaled by a positive constant to integer
+    coefficients, which keeps the signs and the numbers small.
+    """
+
+    def __init__(self, p):
+        seq = [primitive(trim(p))]
+        d = pderiv(seq[0])
+        if not is_zero(d):
+            seq.append(primitive(d))
+            while degree(seq[-1]) > 0:
+                r = prem(seq[-2], seq[-1])
+                if is_zero(r):
+                    break
+                seq.append(primitive([-c for c in r]))
+        self.seq = seq
+
+    def changes(self, x):
+        signs = []
+        for q in self.seq:
+            v = (q[-1] > 0) - (q[-1] < 0) if x == math.inf else sign_at(q, x)
+            if v != 0:
+                signs.append(v > 0)
+        return sum(a != b for a, b in itertools.pairwise(signs))
+
+    def count(self, a, b):
+        return self.changes(a) - self.changes(b)
+
+
+def avoid_root(q, lo, hi):
+    """A point strictly inside ``(lo, hi)`` where the integer polynomial ``q`` is not zero."""
+    for num, den in ((1, 2), (1, 3), (2, 3), (3, 7), (4, 7), (5, 11)):
+        x = lo + (hi - lo) * Fraction(num, den)
+        if sign_at(q, x) != 0:
+            return x
+    raise AssertionError("a polynomial vanished at six points of one isolating interval")  # pragma: no cover
+
+
+def first_crossing(p):
+    """The smallest ``s > 0`` where ``p`` (with ``p(0) < 0``) changes sign, as an isolating interval.
+
+    Returns ``(lo, hi)`` with ``p(lo) < 0 < p(hi)`` and exactly one distinct
+    root inside, or None when ``p <= 0`` on the whole positive axis (roots of
+    even multiplicity, where ``p`` touches zero and turns back, are passed).
+    """
+    p = trim(p)
+    if degree(p) <= 0:
+        return None
+    sturm = Sturm(p)
+    q = sturm.seq[0]
+    bound = 1 + max(abs(c / p[-1]) for c in p[:-1])          # Cauchy: every root has |s| < bound
+    lo = Fraction(0)
+    while True:
+        hi = bound
+        if sturm.count(lo, hi) == 0:
+            return None
+        while sturm.count(lo, hi) > 1:
+            mid = avoid_root(q, lo, hi)
+            if sturm.count(lo, mid) >= 1:
+                hi = mid
+            else:
+                lo = mid
+        if sign_at(q, hi) > 0:
+            return lo, hi
+        lo = hi                                             # touched zero without crossing: go on
+
+
+def refine(p, lo, hi, to_param, from_param):
+    """The float ``x`` nearest the root of ``p`` in the isolating interval ``(lo, hi)``.
+
+    ``p(lo) < 0 < p(hi)``; ``to_param`` maps a float ``x`` increasingly and
+    exactly to the polynomial's variable (``x c`` for a ray, ``x^2`` for the
+    oscillator), ``from_param`` approximately back.  Bisection runs over
+    floats with exact signs, down to two neighbouring floats; the nearer one
+    (decided by the sign at their exact midpoint) is returned: the correctly
+    rounded boundary.
+    """
+    q = primitive(trim(p))
+
+    def sign(x):
+        return sign_at(q, to_param(Fraction(x)))
+
+    a, b = from_param(lo), from_param(hi)
+    while to_param(Fraction(a)) > lo:
+        a = math.nextafter(a, -math.inf)
+    while to_param(Fraction(b)) < hi:
+        b = math.nextafter(b, math.inf)
+    if sign(a) > 0 or sign(b) <= 0:                          # pragma: no cover - another root within an ulp
+        raise ArithmeticError("could not bracket a stability boundary in floating point")
+    while True:
+        mid = a + (b - a) / 2
+        if not a < mid < b:
+            break
+        v = sign(mid)
+        if v == 0:
+            return mid
+        if v < 0:
+            a = mid
+        else:
+            b = mid
+    middle = to_param((Fraction(a) + Fraction(b)) / 2)
+    return a if sign_at(q, middle) > 0 else b
+
+
+def exact_det(M):
+    """Determinant of a square matrix of Fractions (Gaussian elimination with pivoting)."""
+    M = [list(row) for row in M]
+    n = len(M)
+    det = Fraction(1)
+    for k in range(n):
+        pivot = next((i for i in range(k, n) if M[i][k] != 0), None)
+        if pivot is None:
+            return Fraction(0)
+        if pivot != k:
+            M[k], M[pivot] = M[pivot], M[k]
+            det = -det
+        det *= M[k][k]
+        for i in range(k + 1, n):
+            f = M[i][k] / M[k][k]
+            if f:
+                for j in range(k, n):
+                    M[i][j] -= f * M[k][j]
+    return det
+
+
+def interpolate(points, values):
+    """Coefficients (ascending) of the polynomial through ``(points, values)`` (Newton's divided differences)."""
+    n = len(points)
+    coef = list(values)
+    for j in range(1, n):
+        for i in range(n - 1, j - 1, -1):
+            coef[i] = (coef[i] - coef[i - 1]) / (points[i] - points[i - j])
+    poly = [Fraction(0)]
+    for i in range(n - 1, -1, -1):                          # Horner in the Newton basis
+        poly = padd(pmul(poly, [-points[i], Fraction(1)]), [coef[i]])
+    return trim(poly)
+
+
+def determinant_polynomial(matrix_at):
+    """``det(matrix_at(z))`` as a polynomial, for a matrix linear in ``z`` (degree <= its size)."""
+    s = len(matrix_at(Fraction(0)))
+    points = [Fraction(k) for k in range(s + 1)]
+    return interpolate(points, [exact_det(matrix_at(z)) for z in points])
