@@ -16,7 +16,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	touch $@
 
 demo: $(VENV)/.installed
-	$(BIN)/odekit solve kepler --method velocity_verlet --h 0.01 --t-end 62.83
+	$(BIN)/odekit shootout kepler --t-end 62.83 --report shootout-report
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q

@@ -8,11 +8,15 @@ differ, and compiled speed::
     sol = odekit.solve(prob, "velocity_verlet", h=0.01)
     sol.invariants()["energy"]
 
-``odekit.methods()`` prints the registry.
+``odekit.methods()`` prints the registry; ``odekit.shootout("kepler")``
+compares methods at an equal budget of derivative evaluations;
+:mod:`odekit.analysis` measures orders, stability and drift, and
+:mod:`odekit.plot` draws it all.
 """
 
 from . import catalog  # noqa: F401  (registers the built-in methods)
 from . import problems
+from . import analysis  # noqa: F401  (odekit.analysis: order, stability, drift, work-precision)
 from .controllers import FixedStep, PIController, StepDoubling
 from .integrator import IntegrationError, Integrator
 from .methods import Method, methods, method
@@ -20,6 +24,7 @@ from .problem import ODEProblem, SecondOrderProblem, System
 from .backend import BackendFallbackWarning
 from .solution import Solution, Stats, Status
 from .solve import solve, solve_ivp
+from .shootout import ShootoutResult, shootout  # the function shadows the module's name, as solve does
 from .splitting import SplittingScheme
 from .tableau import ButcherTableau, RosenbrockTableau
 
@@ -28,6 +33,6 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendFallbackWarning", "ButcherTableau", "FixedStep", "IntegrationError", "Integrator",
     "Method", "ODEProblem", "PIController", "RosenbrockTableau", "SecondOrderProblem", "Solution",
-    "SplittingScheme", "Stats", "Status", "StepDoubling", "System", "method", "methods", "problems",
-    "solve", "solve_ivp",
+    "ShootoutResult", "SplittingScheme", "Stats", "Status", "StepDoubling", "System", "analysis", "method",
+    "methods", "problems", "shootout", "solve", "solve_ivp",
 ]

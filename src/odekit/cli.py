@@ -8,6 +8,8 @@ import numpy as np
 
 from . import methods, problems, solve
 from .methods import method as lookup_method
+from .progress import Progress
+from .shootout import shootout
 
 
 def main(argv=None):
@@ -29,30 +31,156 @@ def main(argv=None):
     s.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a problem parameter, e.g. -p e=0.9 (repeatable)")
     s.add_argument("--backend", default="auto", choices=("auto", "numba", "python"))
+    s.add_argument("--plot", metavar="PNG", help="save the trajectory, error and invariants as a figure")
+    s.add_argument("--csv", metavar="CSV", help="save t and the state at every output point")
+
+    sh = sub.add_parser("shootout", help="compare methods on the same budget of derivative evaluations")
+    sh.add_argument("problem", help=f"one of: {', '.join(problems.PROBLEMS)}")
+    sh.add_argument("--methods", help="comma-separated method names (default: the classic eight)")
+    sh.add_argument("--budget", type=float, default=1000, help="evaluations per unit of simulated time")
+    sh.add_argument("--t-end", type=float, help="end of the run (default: the problem's)")
+    sh.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="a problem parameter, e.g. -p e=0.9 (repeatable)")
+    sh.add_argument("--report", metavar="DIR", help="write PNG plots, a CSV and report.html into DIR")
+    sh.add_argument("--csv", metavar="CSV", help="save the table as CSV")
+    sh.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    cv = sub.add_parser("convergence", help="measured order of convergence of methods on a problem")
+    cv.add_argument("problem", help=f"one of: {', '.join(problems.PROBLEMS)}")
+    cv.add_argument("--methods", required=True, help="comma-separated method names")
+    cv.add_argument("--hs", help="comma-separated step sizes for every method (default: four halvings "
+                                 "from a start suited to each method's order)")
+    cv.add_argument("--t-end", type=float, help="end of the span (default: the problem's)")
+    cv.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
+    cv.add_argument("--invariant", help="also measure the order of this invariant's error")
+    cv.add_argument("--plot", metavar="PNG", help="save the log-log plot")
+    cv.add_argument("--csv", metavar="CSV", help="save the table as CSV")
+
+    st = sub.add_parser("stability", help="stability function, A-/L-stability and step limits of methods")
+    st.add_argument("methods", nargs="+", help="method names")
+    st.add_argument("--plot", metavar="PNG", help="save their stability regions in the complex plane")
 
     args = parser.parse_args(argv)
     try:
         if args.command == "methods":
             sys.stdout.write(methods().document() if args.markdown else f"{methods()}\n")
             return 0
-        return _solve(args)
-    except (ValueError, TypeError) as exc:
+        commands = {"solve": _solve, "shootout": _shootout, "convergence": _convergence,
+                    "stability": _stability}
+        return commands[args.command](args)
+    except (ValueError, TypeError, KeyError) as exc:
         print(f"odekit: error: {exc}", file=sys.stderr)
         return 2
 
 
+def _problem(args):
+    prob = problems.problem(args.problem, **dict(_param(p) for p in args.param))
+    return prob if args.t_end is None else prob.with_span((prob.t_span[0], args.t_end))
+
+
 def _solve(args):
-    params = dict(_param(p) for p in args.param)
-    if args.t_end is not None:
-        params["t_end"] = args.t_end
-    prob = problems.problem(args.problem, **params)
+    prob = _problem(args)
     m = lookup_method(args.method)
     options = {"h": args.h} if args.h is not None else {"rtol": args.rtol or 1e-6, "atol": args.atol}
     start = time.perf_counter()
     sol = solve(prob, m, backend=args.backend, **options)
     elapsed = time.perf_counter() - start
     print(summary(sol, elapsed))
+    if args.plot:
+        sol.plot(args.plot)
+        print(f"  wrote {args.plot}")
+    if args.csv:
+        _write_solution_csv(sol, args.csv)
+        print(f"  wrote {args.csv}")
     return 0 if sol.success else 1
+
+
+def _write_solution_csv(sol, path):
+    flat = sol.y.reshape(len(sol.t), -1)
+    if sol.problem.second_order:
+        n = flat.shape[1] // 2
+        names = [f"x{i}" for i in range(n)] + [f"v{i}" for i in range(n)]
+    else:
+        names = [f"y{i}" for i in range(flat.shape[1])]
+    header = ",".join(["t"] + names)
+    np.savetxt(path, np.column_stack([sol.t, flat]), delimiter=",", header=header, comments="")
+
+
+def _shootout(args):
+    prob = _problem(args)
+    names = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
+    bar = Progress("shootout", quiet=args.quiet)
+    result = shootout(prob, names, budget=args.budget, progress=bar)
+    bar.close()
+    print(result)
+    if args.csv:
+        result.to_csv(args.csv)
+        print(f"wrote {args.csv}")
+    if args.report:
+        from .report import write_report
+
+        from . import plot
+
+        runge_kutta = [row["method"] for row in result.rows if lookup_method(row["method"]).family != "splitting"]
+        extra = [("stability.png", "Stability regions |R(hλ)| ≤ 1 of the Runge-Kutta methods",
+                  lambda path: plot.stability_regions(runge_kutta, path))] if runge_kutta else []
+        page = write_report(result, args.report, extra)
+        print(f"wrote {page} (with its PNG plots and shootout.csv)")
+    return 0
+
+
+# steps over the span at which a convergence study of a method of each order starts
+FIRST_STEPS = {1: 200, 2: 50, 3: 25, 4: 20, 5: 20, 6: 15}
+
+
+def _convergence(args):
+    from .analysis import convergence
+
+    prob = _problem(args)
+    names = [lookup_method(m.strip()).name for m in args.methods.split(",") if m.strip()]
+    span = abs(prob.t_span[1] - prob.t_span[0])
+    if args.hs:
+        hs = [float(h) for h in args.hs.split(",")]
+    else:
+        hs = {name: [span / (FIRST_STEPS.get(lookup_method(name).order, 20) * 2 ** i) for i in range(4)]
+              for name in names}
+    result = convergence(prob, names, hs, invariant=args.invariant)
+    print(result)
+    if args.plot:
+        result.plot(args.plot)
+        print(f"wrote {args.plot}")
+    if args.csv:
+        result.to_csv(args.csv)
+        print(f"wrote {args.csv}")
+    return 0
+
+
+def _stability(args):
+    from . import analysis
+
+    chosen = [lookup_method(name) for name in args.methods]
+    regions = [m.name for m in chosen if m.family != "splitting"]
+    if args.plot and not regions:
+        raise ValueError("--plot draws stability regions of Runge-Kutta and Rosenbrock methods; "
+                         "splitting methods have none in the complex plane")
+    for m in chosen:
+        if m.family == "splitting":
+            limit = analysis.oscillator_stability_limit(m)
+            print(f"{m.name}: splitting method; on x'' = -ω²x stable for hω < {limit:.6g}")
+            continue
+        R = analysis.stability_function(m)
+        real = analysis.max_stable_step(m, [-1.0])
+        imag = analysis.max_stable_step(m, [1j])
+        print(f"{m.name}: {R}")
+        print(f"  A-stable: {'yes' if analysis.is_a_stable(m) else 'no'}; "
+              f"L-stable: {'yes' if analysis.is_l_stable(m) else 'no'}; "
+              f"stable for real hλ in [-{real:.6g}, 0] and imaginary hλ with |hω| <= {imag:.6g}")
+    if args.plot:
+        from . import plot
+
+        plot.stability_regions(regions, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
 
 
 def _param(text):

@@ -10,6 +10,7 @@ protocol for models that live in objects.
 """
 
 from collections.abc import Mapping
+import copy
 import math
 from typing import Protocol, runtime_checkable
 
@@ -76,6 +77,12 @@ def _invariants(invariants):
     for key, fun in invariants.items():
         _callable(f"invariants[{key!r}]", fun)
     return dict(invariants)
+
+
+def _with_span(problem, t_span):
+    twin = copy.copy(problem)
+    twin.t_span = _span(t_span)
+    return twin
 
 
 class ODEProblem:
@@ -147,6 +154,10 @@ class ODEProblem:
 
     def evaluate_invariant(self, g, t, y):
         return g(t, y)
+
+    def with_span(self, t_span):
+        """The same problem over another span (its functions, and their compiled code, shared)."""
+        return _with_span(self, t_span)
 
     def __repr__(self):
         return f"ODEProblem({self.name!r}, t_span={self.t_span}, y0 shape {self.shape})"
@@ -256,6 +267,10 @@ class SecondOrderProblem:
 
     def evaluate_invariant(self, g, t, u):
         return g(t, u[0], u[1])
+
+    def with_span(self, t_span):
+        """The same problem over another span (its functions, and their compiled code, shared)."""
+        return _with_span(self, t_span)
 
     def __repr__(self):
         return f"SecondOrderProblem({self.name!r}, t_span={self.t_span}, x0 shape {self.shape})"

@@ -183,6 +183,12 @@ class Solution:
             worst = max(worst, float(np.max(np.abs(yi - ref.reshape(yi.shape)))))
         return worst
 
+    def plot(self, path=None):
+        """Trajectory (with the exact one), error and invariant drift against time: a Figure."""
+        from . import plot
+
+        return plot.solution(self, path)
+
     def __repr__(self):
         return (f"Solution({self.problem.name!r}, method={self.method.name!r}, status={self.status.name}, "
                 f"{len(self.t)} points, t=[{self.t[0]:.6g}, {self.t[-1]:.6g}], {self.stats}, "

@@ -1,0 +1,269 @@
+"""The shootout: integrators compared on the same budget of derivative evaluations.
+
+"Apples to apples": every method gets the same number of evaluations of the
+right-hand side (or force) per unit of simulated time.  With a budget of
+``B`` evaluations per unit time, a method that spends ``k`` evaluations per
+step takes steps of ``h = k / B`` -- explicit Euler ``1/B``, RK4 ``4/B``,
+velocity Verlet ``1/B``, Forest--Ruth ``3/B``.  Each method's run is then
+measured: its error against the exact (or a tight reference) solution, the
+drift of the problem's invariants, whether the energy error is bounded or
+secular, and quantities that matter for the problem at hand (for an orbit:
+radii, period, eccentricity).
+"""
+
+from dataclasses import dataclass, field
+import csv
+import io
+import math
+
+import numpy as np
+
+from . import analysis
+from .methods import method as lookup_method
+from .problems import problem as zoo_problem
+from .solve import solve
+
+DEFAULT_METHODS = ("euler", "heun", "midpoint", "rk4",
+                   "symplectic_euler", "velocity_verlet", "position_verlet", "forest_ruth")
+SAMPLES = 2000          # output points at which the error is measured
+
+
+@dataclass
+class ShootoutResult:
+    """One row per method; prints as a table.
+
+    Attributes
+    ----------
+    problem : ODEProblem or SecondOrderProblem
+    budget : float
+        Derivative evaluations per unit of simulated time, for every method.
+    rows : list of dict
+        ``method``, ``h``, ``steps``, ``nfev``, ``error`` (largest deviation
+        of the positions -- or the state -- from the exact or reference
+        solution), ``energy_drift`` and ``angular_momentum_drift`` (largest
+        relative drift over the run, nan when the problem has no such
+        invariant), ``energy_change`` (signed relative change at the end),
+        ``energy_trend`` ("bounded" or "secular"), and the problem's own
+        quantities.
+    solutions : dict
+        Method name -> :class:`Solution`, for plots.
+    """
+
+    problem: object
+    budget: float
+    rows: list
+    solutions: dict = field(repr=False)
+
+    @property
+    def columns(self):
+        names = []
+        for row in self.rows:
+            names += [k for k in row if k not in names]
+        return names
+
+    def as_dicts(self):
+        """The rows as a list of plain dicts."""
+        return [dict(row) for row in self.rows]
+
+    def to_csv(self, path=None):
+        """The rows as CSV text; also written to ``path`` when given."""
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=self.columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.rows)
+        text = out.getvalue()
+        if path is not None:
+            with open(path, "w", newline="") as fh:
+                fh.write(text)
+        return text
+
+    def __str__(self):
+        cols = self.columns
+        cells = [[format_cell(row.get(c)) for c in cols] for row in self.rows]
+        widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip(),
+                 "  ".join("-" * w for w in widths)]
+        lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
+        t0, t1 = self.problem.t_span
+        head = (f"shootout: {self.problem.name}, t = {t0:g} .. {t1:g}, "
+                f"{self.budget:g} derivative evaluations per unit time for every method")
+        return head + "\n" + "\n".join(lines)
+
+    def plot(self, path=None):
+        """Trajectories, energy error against time and the errors at a glance."""
+        from . import plot
+
+        return plot.shootout(self, path)
+
+
+def shootout(problem="kepler", methods=None, budget=1000, t_end=None, *, backend="auto", progress=None):
+    """Run ``methods`` on ``problem`` at an equal budget of derivative evaluations.
+
+    Parameters
+    ----------
+    problem : str or ODEProblem or SecondOrderProblem
+        A problem, or the name of one in :mod:`odekit.problems`.
+    methods : sequence of str, optional
+        Default: the eight of the classic comparison -- ``euler``, ``heun``,
+        ``midpoint``, ``rk4``, ``symplectic_euler``, ``velocity_verlet``,
+        ``position_verlet``, ``forest_ruth`` (those that apply to the problem).
+    budget : float
+        Derivative evaluations per unit of simulated time.
+    t_end : float, optional
+        End of the run (default: the problem's).
+    backend : {"auto", "numba", "python"}
+    progress : callable, optional
+        ``progress(done, total, method_name)`` after each method.
+
+    Returns
+    -------
+    ShootoutResult
+    """
+    prob = zoo_problem(problem) if isinstance(problem, str) else problem
+    if t_end is not None:
+        prob = prob.with_span((prob.t_span[0], t_end))
+    budget = _budget(budget)
+    chosen = _methods(prob, methods)
+    reference = _Reference(prob)
+    rows, solutions = [], {}
+    for done, m in enumerate(chosen, start=1):
+        h = m.evaluations_per_step / budget
+        span = abs(prob.t_span[1] - prob.t_span[0])
+        if h > span:
+            raise ValueError(f"budget={budget:g} gives {m.name} a step h={h:g} longer than the span {span:g}; "
+                             f"accepted: budget >= {m.evaluations_per_step / span:g}")
+        sol = solve(prob, m, h=h, backend=backend)
+        solutions[m.name] = sol
+        rows.append(_measure(sol, m, h, reference))
+        if progress is not None:
+            progress(done, len(chosen), m.name)
+    return ShootoutResult(prob, budget, rows, solutions)
+
+
+def _budget(budget):
+    try:
+        value = float(budget)
+    except (TypeError, ValueError):
+        raise TypeError(f"budget must be a number, got {type(budget).__name__}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"budget must be a positive number of evaluations per unit time, got {budget!r}")
+    return value
+
+
+def _methods(prob, methods):
+    if methods is None:
+        return [m for m in map(lookup_method, DEFAULT_METHODS) if _applies(m, prob)]
+    if isinstance(methods, str):
+        methods = [methods]
+    chosen = [lookup_method(m) for m in methods]
+    if not chosen:
+        raise ValueError("methods is empty; give at least one method name")
+    for m in chosen:
+        if m.evaluations_per_step is None:
+            raise ValueError(f"method {m.name!r} spends a varying number of evaluations per step "
+                             "(Newton iterations), so it has no place in an equal-budget shootout")
+        if not _applies(m, prob):
+            raise ValueError(f"method {m.name!r} does not apply to problem {prob.name!r}: "
+                             + ("it needs a SecondOrderProblem" if not prob.second_order
+                                else "it needs forces that do not depend on velocity"))
+    return chosen
+
+
+def _applies(m, prob):
+    if m.second_order_only and not prob.second_order:
+        return False
+    return not (m.needs_velocity_independent and prob.second_order and prob.velocity_dependent)
+
+
+class _Reference:
+    """The exact solution, or a tight dp54 solve when there is none."""
+
+    def __init__(self, prob):
+        self.prob = prob
+        self.dense = None
+        if prob.exact is None:
+            self.dense = solve(prob, "dp54", rtol=1e-12, atol=1e-14, dense_output=True, backend="auto")
+            if not self.dense.success:
+                raise RuntimeError(f"the reference solution of {prob.name!r} failed: {self.dense.message}")
+
+    def positions(self, t):
+        """The reference positions (second-order problems) or states at times ``t``."""
+        if self.dense is not None:
+            states = self.dense(t)
+            return states[:, 0] if self.prob.second_order else states
+        values = [self.prob.exact(ti) for ti in t]
+        return np.array([v[0] for v in values]) if self.prob.second_order else np.array(values)
+
+
+def _measure(sol, m, h, reference):
+    prob = sol.problem
+    picks = np.unique(np.linspace(0, len(sol.t) - 1, SAMPLES).astype(int))
+    computed = sol.x[picks] if prob.second_order else sol.y[picks]
+    error = float(np.max(np.abs(computed - reference.positions(sol.t[picks])))) if sol.success else math.nan
+    row = {"method": m.name, "h": h, "steps": sol.stats.naccepted, "nfev": sol.stats.nfev, "error": error}
+    row.update(_drifts(sol))
+    for name, quantity in QUANTITIES.get(prob.name, {}).items():
+        row[name] = quantity(sol)
+    if not sol.success:
+        row["status"] = sol.status.name
+    return row
+
+
+def _drifts(sol):
+    names = sol.problem.invariants
+    out = {"energy_drift": math.nan, "angular_momentum_drift": math.nan}
+    if "energy" in names:
+        drift = analysis.invariant_drift(sol, "energy")
+        out.update(energy_drift=drift.max, energy_change=drift.signed_final, energy_trend=drift.trend)
+    if "angular_momentum" in names:
+        out["angular_momentum_drift"] = analysis.invariant_drift(sol, "angular_momentum").max
+    return out
+
+
+# --- what matters for particular problems --------------------------------------------
+
+def _radius(sol):
+    return np.linalg.norm(sol.x, axis=1)
+
+
+def _period(sol):
+    """Mean time between successive pericentre passages (minima of the radius), or nan."""
+    r, t = _radius(sol), sol.t
+    i = np.flatnonzero((r[1:-1] < r[:-2]) & (r[1:-1] <= r[2:])) + 1
+    if len(i) < 2:
+        return math.nan
+    # refine each minimum by the vertex of the parabola through its neighbours
+    den = r[i - 1] - 2 * r[i] + r[i + 1]
+    shift = np.where(den > 0, 0.5 * (r[i - 1] - r[i + 1]) / np.where(den > 0, den, 1.0), 0.0)
+    passages = t[i] + shift * (t[i + 1] - t[i])
+    return float(np.mean(np.diff(passages)))
+
+
+def _eccentricity(sol):
+    """(r_max - r_min) / (r_max + r_min) over the last orbit-long stretch of the run."""
+    period = _period(sol)
+    r = _radius(sol)
+    if math.isfinite(period):
+        r = r[sol.t >= sol.t[-1] - period]
+    return float((r.max() - r.min()) / (r.max() + r.min()))
+
+
+QUANTITIES = {
+    "kepler": {
+        "min_radius": lambda sol: float(_radius(sol).min()),
+        "max_radius": lambda sol: float(_radius(sol).max()),
+        "period": _period,
+        "eccentricity": _eccentricity,
+    },
+}
+
+
+def format_cell(value):
+    """A table cell: floats to four significant digits, nan as a dash."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "-"
+        return f"{value:.3e}" if value != 0 and (abs(value) < 1e-2 or abs(value) >= 1e4) else f"{value:.4g}"
+    return str(value)

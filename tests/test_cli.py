@@ -1,0 +1,118 @@
+"""The odekit command: each command runs, writes what it promises, and fails clearly."""
+
+import csv
+import io
+import math
+import subprocess
+import sys
+
+import pytest
+
+from odekit import cli
+from odekit.progress import Progress
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_methods_lists_the_registry(capsys):
+    code, out, _ = run(capsys, "methods")
+    assert code == 0
+    assert out.splitlines()[0].split()[:3] == ["name", "family", "order"]
+    assert "forest_ruth" in out and "dp54" in out
+
+
+def test_solve_prints_the_summary_and_writes_plot_and_csv(capsys, tmp_path):
+    png, table = tmp_path / "sol.png", tmp_path / "sol.csv"
+    code, out, _ = run(capsys, "solve", "kepler", "--method", "velocity_verlet", "--h", "0.01",
+                       "--t-end", "6.2832", "--plot", str(png), "--csv", str(table))
+    assert code == 0
+    assert "steps 629 accepted" in out and "f-evaluations 630" in out
+    assert "angular_momentum drift (relative)" in out
+    assert png.read_bytes()[:8] == PNG
+    rows = list(csv.reader(table.open()))
+    assert rows[0] == ["t", "x0", "x1", "v0", "v1"] and len(rows) == 1 + 630
+    assert float(rows[1][1]) == 0.5 and math.isclose(float(rows[-1][0]), 6.2832)
+
+
+def test_shootout_prints_the_table_and_writes_a_report(capsys, tmp_path):
+    report = tmp_path / "report"
+    code, out, _ = run(capsys, "shootout", "kepler", "--methods", "euler,rk4,velocity_verlet",
+                       "--budget", "400", "--t-end", "6.2832", "--report", str(report), "--quiet")
+    assert code == 0
+    assert "400 derivative evaluations per unit time" in out
+    assert [line.split()[0] for line in out.splitlines()[3:6]] == ["euler", "rk4", "velocity_verlet"]
+    page = (report / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 2          # self-contained: images inside
+    assert "http" not in page
+    assert (report / "shootout.png").read_bytes()[:8] == PNG
+    assert (report / "stability.png").read_bytes()[:8] == PNG
+    methods = [row["method"] for row in csv.DictReader((report / "shootout.csv").open())]
+    assert methods == ["euler", "rk4", "velocity_verlet"]
+
+
+def test_convergence_reports_the_orders_and_plots(capsys, tmp_path):
+    png = tmp_path / "conv.png"
+    code, out, _ = run(capsys, "convergence", "kepler", "--methods", "heun,rk4", "--t-end", "2",
+                       "--plot", str(png))
+    assert code == 0
+    orders = {line.split()[0]: float(line.split()[2]) for line in out.splitlines()
+              if line.split() and line.split()[0] in ("heun", "rk4") and len(line.split()) > 6}
+    assert abs(orders["heun"] - 2) < 0.25 and abs(orders["rk4"] - 4) < 0.25
+    assert png.read_bytes()[:8] == PNG
+
+
+def test_stability_states_the_facts_and_plots(capsys, tmp_path):
+    png = tmp_path / "stab.png"
+    code, out, _ = run(capsys, "stability", "euler", "trapezoid", "velocity_verlet", "--plot", str(png))
+    assert code == 0
+    assert "euler: R(z) = 1 + z" in out and "[-2, 0]" in out
+    assert "trapezoid: R(z) = (1 + 1/2 z) / (1 - 1/2 z)" in out and "A-stable: yes; L-stable: no" in out
+    assert "velocity_verlet: splitting method; on x'' = -ω²x stable for hω < 2" in out
+    assert png.read_bytes()[:8] == PNG
+
+
+@pytest.mark.parametrize("argv, pattern", [
+    (["solve", "keplr", "--h", "0.1"], "unknown problem 'keplr'; closest: kepler"),
+    (["solve", "kepler", "--method", "rk44", "--h", "0.1"], "unknown method 'rk44'; closest: rk4"),
+    (["shootout", "kepler", "--methods", "verlett"], "unknown method 'verlett'"),
+    (["shootout", "kepler", "--budget", "-1"], "budget must be a positive"),
+    (["convergence", "lorenz", "--methods", "nope"], "unknown method 'nope'"),
+    (["stability", "velocity_verlet", "--plot", "x.png"], "splitting methods have none"),
+    (["solve", "kepler", "-p", "e"], "--param must look like NAME=VALUE"),
+    (["solve", "kepler", "-p", "e=2", "--h", "0.1"], "e must be a number with 0 <= e < 1"),
+])
+def test_bad_names_and_values_fail_with_a_clear_message(capsys, argv, pattern):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("odekit: error: ") and pattern in err
+
+
+def test_the_installed_command_runs():
+    done = subprocess.run([sys.executable, "-m", "odekit.cli", "methods"], capture_output=True, text=True)
+    assert done.returncode == 0 and "yoshida6" in done.stdout
+
+
+def test_progress_bar_stays_silent_for_short_work_and_quiet_runs():
+    stream = io.StringIO()
+    bar = Progress("job", stream=stream, delay=1.0)
+    bar(1, 2, "a")
+    bar(2, 2, "b")
+    assert stream.getvalue() == ""
+    quiet = Progress("job", stream=stream, delay=0.0, quiet=True)
+    quiet(1, 1, "a")
+    assert stream.getvalue() == ""
+
+
+def test_progress_bar_draws_for_long_work_and_ends_its_line():
+    stream = io.StringIO()
+    bar = Progress("job", stream=stream, delay=0.0, width=10)
+    bar(1, 4, "first")
+    assert "[##........] 1/4 first" in stream.getvalue()
+    bar(4, 4, "last")
+    assert stream.getvalue().endswith("\n") and "[##########] 4/4 last" in stream.getvalue()
