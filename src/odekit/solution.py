@@ -162,15 +162,19 @@ class Solution:
         return shaped[0] if scalar else shaped
 
     def invariants(self, names=None):
-        """Each invariant evaluated along the trajectory: ``{name: array (m,)}``."""
+        """Each invariant evaluated along the trajectory: ``{name: array (m,)}``.
+
+        Evaluated on the whole trajectory at once when the invariant's function
+        accepts arrays (see :func:`odekit.analysis.invariant_values`).
+        """
+        from .analysis.drift import invariant_values
+
         available = self.problem.invariants
         names = list(available) if names is None else [names] if isinstance(names, str) else list(names)
         unknown = [n for n in names if n not in available]
         if unknown:
             raise KeyError(f"unknown invariant(s) {unknown}; the problem has {sorted(available)}")
-        return {name: np.array([self.problem.evaluate_invariant(available[name], ti, yi)
-                                for ti, yi in zip(self.t, self.y)])
-                for name in names}
+        return {name: invariant_values(self, name) for name in names}
 
     def error(self):
         """Largest absolute error against ``problem.exact`` over the output times."""

@@ -306,7 +306,7 @@ def _fit_or_nan(hs, errors):
 # =====================================================================================
 
 def convergence(problem, methods, hs, *, reference=None, invariant=None, backend="auto",
-                rtol=1e-13, atol=1e-13):
+                rtol=1e-13, atol=1e-13, progress=None):
     """Convergence study: global error against fixed step size, and the measured order.
 
     For each method and each step ``h`` the problem is solved with fixed
@@ -357,6 +357,9 @@ def convergence(problem, methods, hs, *, reference=None, invariant=None, backend
         Newton tolerances of implicit methods (with fixed steps they do not
         control the step).  Tight by default so that the truncation error,
         not Newton's, is measured.
+    progress : callable, optional
+        ``progress(done, total, label)`` after each run, e.g. an
+        :class:`odekit.progress.Progress` bar.
 
     Returns
     -------
@@ -391,9 +394,12 @@ def convergence(problem, methods, hs, *, reference=None, invariant=None, backend
     ref = _Reference(problem, reference, backend)
 
     runs = []
+    total = sum(len(steps[m.name]) for m in ms)
     for m in ms:
         for h in steps[m.name]:
             runs.append((m, h, solve(problem, m, h=h, rtol=rtol, atol=atol, backend=backend)))
+            if progress is not None:
+                progress(len(runs), total, f"{m.name} h={h:.3g}")
     ref.prepare([sol for _, _, sol in runs])
 
     rows = []
