@@ -107,25 +107,32 @@ def _write_solution_csv(sol, path):
     np.savetxt(path, np.column_stack([sol.t, flat]), delimiter=",", header=header, comments="")
 
 
-def _shootout(args):
-    prob = _problem(args)
-    names = [m.strip() for m in args.methods.split(",") if m.strip()] if args.methods else None
-    bar = Progress("shootout", quiet=args.quiet)
-    result = shootout(prob, names, budget=args.budget, progress=bar)
-    bar.close()
-    print(result)
-    if args.csv:
+def _names(text):
+    """A comma-separated list of method names, or None when not given."""
+    return [name.strip() for name in text.split(",") if name.strip()] if text else None
+
+
+def _save(result, args):
+    """Write the table and the figure that ``--csv`` and ``--plot`` ask for."""
+    if getattr(args, "csv", None):
         result.to_csv(args.csv)
         print(f"wrote {args.csv}")
+    if getattr(args, "plot", None):
+        result.plot(args.plot)
+        print(f"wrote {args.plot}")
+
+
+def _shootout(args):
+    prob = _problem(args)
+    bar = Progress("shootout", quiet=args.quiet)
+    result = shootout(prob, _names(args.methods), budget=args.budget, progress=bar)
+    bar.close()
+    print(result)
+    _save(result, args)
     if args.report:
         from .report import write_report
 
-        from . import plot
-
-        runge_kutta = [row["method"] for row in result.rows if lookup_method(row["method"]).family != "splitting"]
-        extra = [("stability.png", "Stability regions |R(hλ)| ≤ 1 of the Runge-Kutta methods",
-                  lambda path: plot.stability_regions(runge_kutta, path))] if runge_kutta else []
-        page = write_report(result, args.report, extra)
+        page = write_report(result, args.report)
         print(f"wrote {page} (with its PNG plots and shootout.csv)")
     return 0
 
@@ -138,7 +145,7 @@ def _convergence(args):
     from .analysis import convergence
 
     prob = _problem(args)
-    names = [lookup_method(m.strip()).name for m in args.methods.split(",") if m.strip()]
+    names = [lookup_method(name).name for name in _names(args.methods) or []]
     span = abs(prob.t_span[1] - prob.t_span[0])
     if args.hs:
         hs = [float(h) for h in args.hs.split(",")]
@@ -150,12 +157,7 @@ def _convergence(args):
     result = convergence(prob, names, hs, invariant=args.invariant, progress=bar)
     bar.close()
     print(result)
-    if args.plot:
-        result.plot(args.plot)
-        print(f"wrote {args.plot}")
-    if args.csv:
-        result.to_csv(args.csv)
-        print(f"wrote {args.csv}")
+    _save(result, args)
     return 0
 
 

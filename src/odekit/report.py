@@ -14,26 +14,33 @@ from . import __version__
 from .shootout import format_cell
 
 
-def write_report(result, directory, extra=()):
-    """Write ``shootout.png``, ``shootout.csv`` and ``report.html`` into ``directory``.
+def write_report(result, directory):
+    """Write ``shootout.png``, ``stability.png``, ``shootout.csv`` and ``report.html`` into ``directory``.
+
+    ``stability.png`` shows the stability regions of the Runge--Kutta
+    methods of the shootout (splitting methods have none in the complex
+    plane); it is left out when there are none.
 
     Parameters
     ----------
     result : ShootoutResult
     directory : str or Path
         Created if needed.
-    extra : sequence of (filename, title, figure_function)
-        More figures: each ``figure_function(path)`` saves a PNG at ``path``.
 
     Returns
     -------
     Path
         The HTML page.
     """
+    from . import plot
+
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     figures = [("shootout.png", "Trajectories, energy error and position error", result.plot)]
-    figures += list(extra)
+    runge_kutta = [sol.method.name for sol in result.solutions.values() if sol.method.family != "splitting"]
+    if runge_kutta:
+        figures.append(("stability.png", "Stability regions |R(hλ)| ≤ 1 of the Runge-Kutta methods",
+                        lambda path: plot.stability_regions(runge_kutta, path)))
     images = []
     for filename, title, draw in figures:
         draw(out / filename)
