@@ -537,7 +537,9 @@ def test_from_system_integrates_exactly_like_the_equivalent_function():
     np.testing.assert_array_equal(a.t, b.t)
     np.testing.assert_array_equal(a.y, b.y)
     assert a.stats == b.stats
-    assert model.derivatives == a.stats.nfev         # every evaluation went through the object
+    # every counted evaluation went through the object; so did the stiffness check before the
+    # fixed-step run, one uncounted evaluation per Jacobian-vector product
+    assert model.derivatives == a.stats.nfev + odekit.analysis.stiffness(b.problem).products
 
 
 def test_from_system_refuses_an_object_without_the_protocol():
@@ -601,6 +603,9 @@ def test_uncompilable_function_falls_back_to_python_with_a_warning():
     assert sol.backend_reason in str(fallbacks[0].message)
     assert sol.success
     np.testing.assert_allclose(sol.y[-1], np.array([1.0, 2.0]) * rk4_factor(-0.07) ** 10, rtol=1e-14)
+    with pytest.warns(BackendFallbackWarning) as direct:    # and from the Integrator, one frame less deep
+        odekit.Integrator(ODEProblem(dict_decay, (0.0, 1.0), [1.0, 3.0]), "rk4", h=0.1, backend="auto")
+    assert direct[0].filename == __file__
 
 
 def test_fallback_reason_says_why():

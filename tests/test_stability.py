@@ -5,6 +5,8 @@ Wanner (*Solving ODEs II*, IV.2-3) state each of these as a closed form;
 every test compares the run against it.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -51,7 +53,9 @@ def test_euler_on_the_stability_boundary_neither_grows_nor_decays():
 @pytest.mark.parametrize("h", [1e-3, 0.1, 1.0])
 def test_euler_spirals_outward_on_rotation_for_every_h(h):
     """|1 + ih| = sqrt(1 + h^2) > 1: the radius grows by that factor each step."""
-    sol = odekit.solve(odekit.problems.rotation(t_end=50 * h), "euler", h=h, backend="python")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", odekit.StiffnessWarning)    # at h = 1 it grows 2^25: warned
+        sol = odekit.solve(odekit.problems.rotation(t_end=50 * h), "euler", h=h, backend="python")
     r = np.hypot(sol.y[:, 0], sol.y[:, 1])
     assert np.all(np.diff(r) > 0)
     assert np.allclose(r[1:] / r[:-1], np.sqrt(1 + h * h), rtol=1e-12)
@@ -82,7 +86,8 @@ def test_backward_euler_tends_to_zero_as_h_grows():
 
 def test_explicit_euler_blows_up_on_the_same_stiff_bead():
     prob = odekit.problems.bead_on_wire(k=1000.0, t_end=0.1)
-    sol = odekit.solve(prob, "euler", h=0.01, backend="python")   # h k = 10 > 2
+    with pytest.warns(odekit.StiffnessWarning, match="h ≤ 0.002"):
+        sol = odekit.solve(prob, "euler", h=0.01, backend="python")   # h k = 10 > 2
     assert abs(sol.y[-1, 1]) > 1e8
 
 

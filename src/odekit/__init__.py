@@ -22,6 +22,7 @@ from .integrator import IntegrationError, Integrator
 from .methods import Method, methods, method
 from .problem import ODEProblem, SecondOrderProblem, System
 from .backend import BackendFallbackWarning
+from .analysis.stiffness import StiffnessWarning
 from .solution import Solution, Stats, Status
 from .solve import solve, solve_ivp
 from .shootout import ShootoutResult, shootout  # the function shadows the module's name, as solve does
@@ -33,6 +34,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BackendFallbackWarning", "ButcherTableau", "FixedStep", "IntegrationError", "Integrator",
     "Method", "ODEProblem", "PIController", "RosenbrockTableau", "SecondOrderProblem", "Solution",
-    "ShootoutResult", "SplittingScheme", "Stats", "Status", "StepDoubling", "System", "analysis", "method",
+    "ShootoutResult", "SplittingScheme", "Stats", "Status", "StepDoubling", "StiffnessWarning", "System",
+    "analysis", "method",
     "methods", "problems", "shootout", "solve", "solve_ivp",
 ]

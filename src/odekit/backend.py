@@ -11,6 +11,8 @@ adapter is what makes a second solve of the same problem start instantly.
 
 from dataclasses import dataclass
 import functools
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -164,7 +166,8 @@ def prepare(problem, family, backend, kernel_data, start):
                 raise exc.__cause__ from None   # Numba's own error, which names the culprit
             reason = _first_line(exc.__cause__)
             warnings.warn("odekit: Numba could not compile the problem's functions, so the Python "
-                          f"backend runs them ({reason})", BackendFallbackWarning, stacklevel=4)
+                          f"backend runs them ({reason})", BackendFallbackWarning,
+                          stacklevel=caller_stacklevel())
     rhs, jac = _adapters(*_adapter_key(problem, family), "python", None)
     kernels = Kernels("python", reason, drive, STEPS[family], DERIVATIVES[family], rhs, jac)
     return kernels, start(kernels)
@@ -262,3 +265,19 @@ def _first_line(exc):
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     causes = [line for line in lines if not line.startswith(("Failed in ", "During:", "File ", "- "))]
     return ((causes or lines or [type(exc).__name__])[0])[:200]
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def caller_stacklevel():
+    """The ``stacklevel`` that points a warning at the first frame outside odekit.
+
+    Warnings are issued deep in the package, reached through ``solve``,
+    ``Integrator`` or the analysis tools at different depths; counting the
+    frames is the only way the warning names the user's line every time.
+    """
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -55,6 +55,14 @@ class Integrator:
     backend : {"auto", "numba", "python"}
         ``auto`` compiles the problem's functions when Numba can and falls
         back to Python (with a warning saying why) when it cannot.
+
+    Warns
+    -----
+    StiffnessWarning
+        With a fixed ``h`` and an explicit method, when ``h`` is beyond the
+        method's stability limit for the Jacobian's spectrum at ``t0`` (see
+        :func:`odekit.analysis.stiffness`; about 20 evaluations of the
+        problem's function, not counted in :attr:`stats`).
     """
 
     def __init__(self, problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None,
@@ -97,6 +105,8 @@ class Integrator:
                               self._direction, self._ctrl[L.C_EXPONENT], self._tol, self._ist, self._fs)
             self._fs[L.H] = self._direction * min(abs(h0), abs(t1 - t0), self.controller.h_max)
         self._fs[L.ERR_PREV] = 1.0
+        if isinstance(self.controller, FixedStep) and not self.method.implicit:
+            self._warn_if_unstable()
 
     def _first_evaluation(self, kernels):
         """f at the initial state: the probe that compiles the user's function."""
@@ -109,6 +119,38 @@ class Integrator:
                 raise ValueError(f"jac returned {np.size(_call_jac(self.problem, t0))} values at t={t0}; "
                                  f"expected a ({n}, {n}) matrix")
         return code
+
+    def _warn_if_unstable(self):
+        """Before a fixed-step explicit run: a StiffnessWarning when ``h`` is beyond the stability limit.
+
+        About 20 evaluations of the problem's function at ``t0`` (see
+        :func:`odekit.analysis.stiffness`), made outside the run: not counted in
+        :attr:`stats`, and the state of the run is not touched.
+        """
+        from .analysis.stiffness import StiffnessWarning, fixed_step_warning
+
+        message = fixed_step_warning(self.problem, self.method, self.controller.h, self._kernels.rhs,
+                                     self.method.family == "splitting", self.t, self._y.copy(), self._f)
+        if message:
+            warnings.warn(message, StiffnessWarning, stacklevel=_backend.caller_stacklevel())
+
+    def _stiffness_note(self, status, recorder, t_out, y_out):
+        """After an explicit adaptive run: a sentence for the message when it starved on a stiff problem.
+
+        Judged from the recorded steps and, only when they look like it, one
+        estimate of the spectrum at the final state (uncounted evaluations).
+        """
+        if (isinstance(self.controller, FixedStep) or self.method.implicit
+                or status not in (L.SUCCESS, L.MAX_STEPS, L.STEP_UNDERFLOW)):
+            return None
+        from .analysis.stiffness import starving_note
+
+        if recorder.mode == L.RECORD_STEPS:
+            steps, states = np.diff(t_out[-102:]), y_out[-102:]
+        else:
+            steps, states = np.array([(self.t - self.problem.t_span[0]) / max(1, int(self._ist[L.NACCEPT]))]), None
+        return starving_note(self.problem, self.method, self._kernels.rhs, self.method.family == "splitting",
+                             self.t, self._y.copy(), self.stats, steps, states, self.controller.kind == L.DOUBLING)
 
     # --- state --------------------------------------------------------------------
     @property
@@ -286,6 +328,9 @@ class Integrator:
         message = self._message(status, t1, exc)
         if status == L.SUCCESS:
             message = f"The solver reached t_end={t1:.6g}."
+        note = self._stiffness_note(status, recorder, t_out, y_out)
+        if note:
+            message = f"{message.rstrip('.')}. {note}"
         return Solution(self.problem, self.method, t_out, self.problem.unflatten(y_out),
                         Stats.from_state(self._ist), status, message, k.backend, k.reason,
                         dense, exc)
@@ -463,7 +508,7 @@ def _tolerances(rtol, atol, n):
     floor = 100 * EPS
     if np.any(tol[0] < floor):
         warnings.warn(f"rtol below {floor:.1e} cannot be met in double precision; using {floor:.1e}",
-                      stacklevel=4)
+                      stacklevel=_backend.caller_stacklevel())
         tol[0] = np.maximum(tol[0], floor)
     return tol
 

@@ -47,7 +47,14 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     Solution
         Always returned, also when the run stops early: ``status``,
         ``success`` and ``message`` say why, and the trajectory computed so
-        far is kept.
+        far is kept.  When an explicit adaptive run starved at its stability
+        limit on a stiff problem, the message says so.
+
+    Warns
+    -----
+    StiffnessWarning
+        Before a fixed-step run of an explicit method whose ``h`` is beyond
+        its stability limit at ``t0``, naming the limit and implicit methods.
 
     Raises
     ------

@@ -10,6 +10,9 @@
   :func:`oscillator_stability_limit` and :func:`oscillator_step_matrix`;
 * :func:`invariant_drift` -- how far an invariant wanders, and whether the
   drift is bounded (oscillating) or secular;
+* :func:`stiffness` -- the Jacobian's spectral radius (a short Arnoldi
+  iteration on Jacobian-vector products, cheap for large systems) and the
+  largest stable fixed step of every explicit method there;
 * :func:`work_precision` -- error against f-evaluations and wall time.
 
 Tables (:class:`ConvergenceResult`, :class:`OrderTable`,
@@ -29,14 +32,15 @@ from .stability import (
     StabilityFunction, StabilityRegion, is_a_stable, is_l_stable, max_stable_step,
     oscillator_stability_limit, oscillator_step_matrix, stability_function, stability_region,
 )
+from .stiffness import StiffnessEstimate, StiffnessWarning, stiffness
 from .tables import (
     ConvergenceResult, ConvergenceRow, OrderRow, OrderTable, WorkPrecisionResult, WorkPrecisionRow,
 )
 
 __all__ = [
     "ConvergenceResult", "ConvergenceRow", "InvariantDrift", "OrderFit", "OrderRow", "OrderTable",
-    "StabilityFunction", "StabilityRegion", "WorkPrecisionResult", "WorkPrecisionRow",
-    "convergence", "fit_order", "invariant_drift", "invariant_values", "is_a_stable", "is_l_stable",
-    "max_stable_step", "oscillator_stability_limit", "oscillator_step_matrix", "stability_function",
-    "stability_region", "work_precision",
+    "StabilityFunction", "StabilityRegion", "StiffnessEstimate", "StiffnessWarning", "WorkPrecisionResult",
+    "WorkPrecisionRow", "convergence", "fit_order", "invariant_drift", "invariant_values", "is_a_stable",
+    "is_l_stable", "max_stable_step", "oscillator_stability_limit", "oscillator_step_matrix",
+    "stability_function", "stability_region", "stiffness", "work_precision",
 ]
