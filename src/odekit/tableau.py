@@ -1,7 +1,8 @@
 """Butcher and Rosenbrock tableaus: methods as exact, self-checking data.
 
 Coefficients are written as :class:`fractions.Fraction` (rational methods)
-and checked at construction, so a mistyped coefficient fails on import, not
+or :class:`~odekit.surds.Surd` (``a + b sqrt(d)``, e.g. TR-BDF2, Radau IIA) and
+checked at construction, so a mistyped coefficient fails on import, not
 in a user's simulation.  ``kernel_data()`` gives the float arrays the kernels
 run on.
 """
@@ -12,10 +13,10 @@ from fractions import Fraction
 import numpy as np
 
 from . import order_conditions
+from .surds import exact
 
 
-def _exact(x):
-    return x if isinstance(x, Fraction) else Fraction(x)
+_exact = exact      # Fractions, or Surds a + b sqrt(d) for irrational methods
 
 
 def _vector(name, values, s):

@@ -68,7 +68,15 @@ def prem(p, q):
 
 
 def primitive(p):
-    """``p`` times a positive constant, with coprime integer coefficients (keeps signs, small numbers)."""
+    """``p`` times a positive constant, with coprime integer coefficients (keeps signs, small numbers).
+
+    Coefficients with square roots (:class:`~odekit.surds.Surd`) have no
+    integer form; those polynomials are divided by their leading coefficient's
+    magnitude instead.
+    """
+    if not all(isinstance(c, Fraction) for c in p):
+        lead = abs(p[-1]) or 1
+        return [c / lead for c in p]
     den = 1
     for c in p:
         den = den * c.denominator // math.gcd(den, c.denominator)
@@ -83,9 +91,17 @@ def primitive(p):
 def sign_at(q, x):
     """Sign of the integer polynomial ``q`` at the rational ``x``, in integer arithmetic.
 
+    (Coefficients with square roots, not integers, are evaluated exactly in
+    their field.)
+
     With ``x = n/d``, ``d > 0``: ``q(x) d^deg = sum_i q_i n^i d^(deg - i)``,
     by Horner's rule ``acc <- acc n + q_i d^(deg - i)``.
     """
+    if not (isinstance(x, Fraction) and all(isinstance(c, Fraction) for c in q)):
+        value = Fraction(0)            # square roots in q: Horner's rule in Q(sqrt(d)), exact too
+        for c in reversed(q):
+            value = value * x + c
+        return (value > 0) - (value < 0)
     n, d = x.numerator, x.denominator
     acc = int(q[-1])
     dpow = 1

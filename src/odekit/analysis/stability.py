@@ -10,6 +10,7 @@ import numpy as np
 
 from ..methods import Method, method as _lookup
 from ..splitting import SplittingScheme
+from ..surds import exact
 from ..tableau import ButcherTableau, RosenbrockTableau
 from .polynomials import degree, determinant_polynomial, first_crossing, is_zero, padd, pmul, psub, refine, trim
 
@@ -25,12 +26,13 @@ def format_polynomial(p):
             continue
         mag = abs(c)
         z = "" if k == 0 else "z" if k == 1 else f"z^{k}"
+        text = str(mag) if k == 0 or " " not in str(mag) else f"({mag})"   # (1 - sqrt(2)/2) z
         if k == 0:
-            body = str(mag)
+            body = text
         elif mag == 1:
             body = z
         else:
-            body = f"{mag} {z}"
+            body = f"{text} {z}"
         terms.append(("-" if c < 0 else "+", body))
     if not terms:
         return "0"
@@ -59,8 +61,8 @@ class StabilityFunction:
     def __init__(self, method, numerator, denominator):
         self.method = method
         lead = denominator[0]
-        self.numerator = tuple(Fraction(c) / lead for c in trim(numerator))
-        self.denominator = tuple(Fraction(c) / lead for c in trim(denominator))
+        self.numerator = tuple(exact(c) / lead for c in trim(numerator))
+        self.denominator = tuple(exact(c) / lead for c in trim(denominator))
         self._num = np.array([float(c) for c in self.numerator][::-1])
         self._den = np.array([float(c) for c in self.denominator][::-1])
 
