@@ -1,12 +1,14 @@
 """Backends: the same kernels, run as plain Python or compiled by Numba.
 
 The user's functions reach the kernels through *adapters* with the kernel
-calling convention ``rhs(t, y, out, args) -> bool`` (see
+calling convention ``rhs(t, W, src, dst, args) -> bool`` (see
 :mod:`odekit.kernels.evaluation`).  The adapters are written once, as
 closures; the compiled backend compiles the user's function and the same
-closure with Numba.  Adapters are memoised per function and shape, because
-Numba compiles a kernel once per distinct function it is handed: reusing the
-adapter is what makes a second solve of the same problem start instantly.
+closure with Numba, and hands them to the family's compiled loop as
+first-class functions, so the loop itself is compiled once per family and
+kind of ``args`` (and kept on disk).  Adapters are memoised per function
+and shape: reusing one is what makes a second solve of the same problem
+start instantly.
 """
 
 from dataclasses import dataclass
@@ -17,30 +19,37 @@ import warnings
 
 import numpy as np
 
-from .kernels.driver import drive
+from .kernels.driver import make_drive
 from .kernels.evaluation import first_order_derivative, store
 from .kernels.explicit_rk import explicit_rk_step
 from .kernels.implicit_rk import implicit_rk_step
-from .kernels.primitives import copy_into
 from .kernels.rosenbrock import rosenbrock_step
-from .kernels.splitting import second_order_derivative, splitting_step
+from .kernels.splitting import copy_velocity, second_order_derivative, splitting_step
 
 BACKENDS = ("auto", "numba", "python")
 
-STEPS = {
-    "explicit_rk": explicit_rk_step,
-    "implicit_rk": implicit_rk_step,
-    "rosenbrock": rosenbrock_step,
-    "splitting": splitting_step,
+DERIVATIVES = {
+    "explicit_rk": first_order_derivative,
+    "implicit_rk": first_order_derivative,
+    "rosenbrock": first_order_derivative,
+    "splitting": second_order_derivative,
 }
-DERIVATIVES = {family: first_order_derivative for family in STEPS} | {"splitting": second_order_derivative}
+DRIVES = {
+    "explicit_rk": make_drive(explicit_rk_step, first_order_derivative),
+    "implicit_rk": make_drive(implicit_rk_step, first_order_derivative),
+    "rosenbrock": make_drive(rosenbrock_step, first_order_derivative),
+    "splitting": make_drive(splitting_step, second_order_derivative),
+}
 
 
 class BackendFallbackWarning(UserWarning):
     """The compiled backend was asked for (``auto``) but could not be used."""
 
 
-# --- adapters: user conventions -> rhs(t, y, out, args) -> bool --------------------
+# --- adapters: user conventions -> rhs(t, W, src, dst, args) -> bool ----------------
+# Each reads the state in row ``src`` of the work matrix and writes into row
+# ``dst``.  Views of the rows are made here, in the adapter, where they cost
+# nothing compiled: the kernels' own loops never make one (see kernels.layout).
 
 def _value_adapter(fun, shape, inplace):
     """``fun(t, y, *args)`` (or in place) -> kernel convention."""
@@ -48,27 +57,27 @@ def _value_adapter(fun, shape, inplace):
         if shape == ():
             raise ValueError("inplace=True needs an array state; a scalar y0 cannot be written in place")
         if len(shape) == 1:
-            def rhs(t, y, out, args):
-                fun(t, y, out, *args)
+            def rhs(t, W, src, dst, args):
+                fun(t, W[src], W[dst], *args)
                 return True
         else:
-            def rhs(t, y, out, args):
-                fun(t, y.reshape(shape), out.reshape(shape), *args)
+            def rhs(t, W, src, dst, args):
+                fun(t, W[src].reshape(shape), W[dst].reshape(shape), *args)
                 return True
     elif shape == ():
-        def rhs(t, y, out, args):
-            return store(out, fun(t, y[0], *args))
+        def rhs(t, W, src, dst, args):
+            return store(W, dst, 0, fun(t, W[src, 0], *args))
     elif len(shape) == 1:
-        def rhs(t, y, out, args):
-            return store(out, fun(t, y, *args))
+        def rhs(t, W, src, dst, args):
+            return store(W, dst, 0, fun(t, W[src], *args))
     else:
-        def rhs(t, y, out, args):
-            return store(out, fun(t, y.reshape(shape), *args))
+        def rhs(t, W, src, dst, args):
+            return store(W, dst, 0, fun(t, W[src].reshape(shape), *args))
     return rhs
 
 
 def _force_adapter(accel, shape, inplace):
-    """``accel(t, x, v, *args)`` -> ``force(t, u, out, args)`` with ``u = [x, v]``.
+    """``accel(t, x, v, *args)`` -> ``force(t, W, src, dst, args)``: ``a`` into the second half of ``W[dst]``.
 
     Reshapes are skipped for one-dimensional states: each costs ~20 ns compiled.
     """
@@ -76,56 +85,55 @@ def _force_adapter(accel, shape, inplace):
         if shape == ():
             raise ValueError("inplace=True needs an array state; a scalar x0 cannot be written in place")
         if len(shape) == 1:
-            def force(t, u, out, args):
-                n = out.shape[0]
-                accel(t, u[:n], u[n:], out, *args)
+            def force(t, W, src, dst, args):
+                n = W.shape[1] // 2
+                accel(t, W[src, :n], W[src, n:], W[dst, n:], *args)
                 return True
         else:
-            def force(t, u, out, args):
-                n = out.shape[0]
-                accel(t, u[:n].reshape(shape), u[n:].reshape(shape), out.reshape(shape), *args)
+            def force(t, W, src, dst, args):
+                n = W.shape[1] // 2
+                accel(t, W[src, :n].reshape(shape), W[src, n:].reshape(shape), W[dst, n:].reshape(shape), *args)
                 return True
     elif shape == ():
-        def force(t, u, out, args):
-            return store(out, accel(t, u[0], u[1], *args))
+        def force(t, W, src, dst, args):
+            return store(W, dst, 1, accel(t, W[src, 0], W[src, 1], *args))
     elif len(shape) == 1:
-        def force(t, u, out, args):
-            n = out.shape[0]
-            return store(out, accel(t, u[:n], u[n:], *args))
+        def force(t, W, src, dst, args):
+            n = W.shape[1] // 2
+            return store(W, dst, n, accel(t, W[src, :n], W[src, n:], *args))
     else:
-        def force(t, u, out, args):
-            n = out.shape[0]
-            return store(out, accel(t, u[:n].reshape(shape), u[n:].reshape(shape), *args))
+        def force(t, W, src, dst, args):
+            n = W.shape[1] // 2
+            return store(W, dst, n, accel(t, W[src, :n].reshape(shape), W[src, n:].reshape(shape), *args))
     return force
 
 
 def _reduced_adapter(force):
     """``u' = [v, a(t, x, v)]``: the first-order view of a second-order problem."""
-    def rhs(t, u, out, args):
-        n = out.shape[0] // 2
-        copy_into(out[:n], u[n:])
-        return force(t, u, out[n:], args)
+    def rhs(t, W, src, dst, args):
+        copy_velocity(W, dst, 0, src)
+        return force(t, W, src, dst, args)
     return rhs
 
 
 def _jac_adapter(jac, shape):
-    """``jac(t, y, *args)`` (or a constant matrix) -> ``jac(t, y, J, args) -> bool``."""
+    """``jac(t, y, *args)`` (or a constant matrix) -> ``jac(t, W, src, J, args) -> bool``."""
     if not callable(jac):
         constant = np.ascontiguousarray(jac)
 
-        def jac_fixed(t, y, J, args):
-            return store(J.reshape(J.size), constant)
+        def jac_fixed(t, W, src, J, args):
+            return store(J.reshape(1, J.size), 0, 0, constant)
         return jac_fixed
     if shape == ():
-        def jac_call(t, y, J, args):
-            return store(J.reshape(1), jac(t, y[0], *args))
+        def jac_call(t, W, src, J, args):
+            return store(J.reshape(1, J.size), 0, 0, jac(t, W[src, 0], *args))
     else:
-        def jac_call(t, y, J, args):
-            return store(J.reshape(J.size), jac(t, y.reshape(shape), *args))
+        def jac_call(t, W, src, J, args):
+            return store(J.reshape(1, J.size), 0, 0, jac(t, W[src].reshape(shape), *args))
     return jac_call
 
 
-def _no_jacobian(t, y, J, args):
+def _no_jacobian(t, W, src, J, args):
     return False
 
 
@@ -137,9 +145,8 @@ class Kernels:
 
     backend: str          # "numba" or "python"
     reason: str           # why the Python backend runs, or ""
-    drive: object
-    step: object
-    deriv: object
+    drive: object         # the family's integration loop
+    deriv: object         # f at one row, checked and counted: deriv(rhs, args, t, W, src, dst, ist, fs)
     rhs: object
     jac: object
 
@@ -169,7 +176,7 @@ def prepare(problem, family, backend, kernel_data, start):
                           f"backend runs them ({reason})", BackendFallbackWarning,
                           stacklevel=caller_stacklevel())
     rhs, jac = _adapters(*_adapter_key(problem, family), "python", None)
-    kernels = Kernels("python", reason, drive, STEPS[family], DERIVATIVES[family], rhs, jac)
+    kernels = Kernels("python", reason, DRIVES[family], DERIVATIVES[family], rhs, jac)
     return kernels, start(kernels)
 
 
@@ -180,7 +187,7 @@ class _UserCodeNotCompiled(Exception):
 def _compiled(problem, family, kernel_data):
     from .kernels import jit
 
-    dtype = kernel_data[2][0].dtype
+    dtype = kernel_data[2][0].dtype       # of the work matrix
     try:
         args_type = jit.typeof(problem.args)
         rhs, jac = _adapters(*_adapter_key(problem, family), "numba", jit.rhs_signature(args_type, dtype))
@@ -188,15 +195,15 @@ def _compiled(problem, family, kernel_data):
         if _is_compile_error(exc) or isinstance(exc, ValueError) and "Numba type" in str(exc):
             raise _UserCodeNotCompiled() from exc
         raise
-    drive_, step, deriv = _compiled_kernels(family, args_type, dtype, kernel_data)
-    return Kernels("numba", "", drive_, step, deriv, rhs, jac)
+    drive, deriv = _compiled_kernels(family, args_type, dtype, kernel_data)
+    return Kernels("numba", "", drive, deriv, rhs, jac)
 
 
 _KERNELS = {}
 
 
 def _compiled_kernels(family, args_type, dtype, kernel_data):
-    """The driver, stepper and derivative for one family, argument types and dtype.
+    """The driver and derivative for one family, argument types and dtype.
 
     The method data and work arrays of a family always have the same types
     for a given dtype, so they need typing only the first time.
@@ -206,10 +213,9 @@ def _compiled_kernels(family, args_type, dtype, kernel_data):
     key = (family, args_type, dtype)
     if key not in _KERNELS:
         m, P, scratch = kernel_data
-        deriv_sig, step_sig, drive_sig = jit.kernel_signatures(
+        deriv_sig, drive_sig = jit.kernel_signatures(
             args_type, dtype, jit.typeof(m), jit.typeof(P), jit.typeof(scratch))
-        _KERNELS[key] = (jit.kernel(drive, drive_sig), jit.first_class(STEPS[family], step_sig),
-                         jit.first_class(DERIVATIVES[family], deriv_sig))
+        _KERNELS[key] = (jit.kernel(DRIVES[family], drive_sig), jit.kernel(DERIVATIVES[family], deriv_sig))
     return _KERNELS[key]
 
 

@@ -25,7 +25,6 @@ from .kernels.layout import (
     C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HAS_JAC, C_HMAX, C_HMIN,
     C_KIND, C_NEWTON, C_ORDER, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED,
 )
-from .kernels.primitives import error_norm
 
 
 def _positive(name, value, allow_inf=False):
@@ -187,26 +186,28 @@ def reject_factor(ctrl, err):
     return max(ctrl[C_FMIN], ctrl[C_SAFETY] * err ** (-1.0 / ctrl[C_EXPONENT]))
 
 
-def initial_step(deriv, rhs, args, t0, y0, f0, direction, k, tol, ist, fs):
+def initial_step(derivative, t0, y0, f0, direction, k, tol):
     """Hairer's starting step (*Solving ODEs I*, II.4, p. 169).
 
     Compares the size of ``y0`` and ``f0`` to choose ``h0``, takes an explicit
     Euler step to estimate the second derivative, and sets ``h`` so that the
     local error of a method of local order ``k`` would be near tolerance.
-    Costs one evaluation (counted).  Returns the signed step.
+    ``derivative(t, y)`` returns ``(code, f)``; it is called once (and
+    counted by the caller).  Returns the unsigned step.
     """
-    zero = np.zeros_like(y0)
-    d0 = error_norm(y0, zero, y0, tol)  # scale uses atol + rtol |y0|
-    d1 = error_norm(f0, zero, y0, tol)
+    scale = tol[1] + tol[0] * np.abs(y0)
+
+    def norm(v):
+        return float(np.sqrt(np.mean(np.abs(v / scale) ** 2)))
+
+    d0, d1 = norm(y0), norm(f0)
     h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
-    y1 = y0 + direction * h0 * f0
-    f1 = np.empty_like(f0)
-    code = deriv(rhs, args, t0 + direction * h0, y1, f1, ist, fs)
+    code, f1 = derivative(t0 + direction * h0, y0 + direction * h0 * f0)
     if code != 0:
-        return direction * h0
-    d2 = error_norm(f1 - f0, zero, y0, tol) / h0
+        return h0
+    d2 = norm(f1 - f0) / h0
     if max(d1, d2) <= 1e-15:
         h1 = max(1e-6, h0 * 1e-3)
     else:
         h1 = (0.01 / max(d1, d2)) ** (1.0 / k)
-    return direction * min(100 * h0, h1)
+    return min(100 * h0, h1)

@@ -83,8 +83,8 @@ class Integrator:
         self._data = self.method.kernel_data(problem.second_order and problem.velocity_dependent)
         self._P = self.method.dense_matrix
         self._scratch = _scratch(self.method, y)
-        self._y = y
-        self._f = np.zeros_like(y)
+        W = self._scratch[0]
+        self._y, self._f = W[L.Y], W[L.F]         # the state and f there: rows of the work matrix
         self._fs = np.zeros(L.FS_SIZE)
         self._ist = np.zeros(L.IST_SIZE, dtype=np.int64)
         t0, t1 = problem.t_span
@@ -101,24 +101,32 @@ class Integrator:
         elif self.controller.h0 is not None:
             self._fs[L.H] = self._direction * self.controller.h0
         else:
-            h0 = initial_step(self._kernels.deriv, self._kernels.rhs, problem.args, t0, self._y, self._f,
-                              self._direction, self._ctrl[L.C_EXPONENT], self._tol, self._ist, self._fs)
+            h0 = initial_step(self._derivative, t0, self._y, self._f, self._direction,
+                              self._ctrl[L.C_EXPONENT], self._tol)
             self._fs[L.H] = self._direction * min(abs(h0), abs(t1 - t0), self.controller.h_max)
         self._fs[L.ERR_PREV] = 1.0
         if isinstance(self.controller, FixedStep) and not self.method.implicit:
             self._warn_if_unstable()
 
     def _first_evaluation(self, kernels):
-        """f at the initial state: the probe that compiles the user's function."""
+        """f at the initial state (counted), and a check of the Jacobian's shape."""
         t0 = self._fs[L.T]
-        code = kernels.deriv(kernels.rhs, self.problem.args, t0, self._y, self._f, self._ist, self._fs)
-        J = self._scratch[1]
+        W, J = self._scratch[0], self._scratch[1]
+        code = kernels.deriv(kernels.rhs, self.problem.args, t0, W, L.Y, L.F, self._ist, self._fs)
         if code == L.SUCCESS and self.problem.jac is not None and J.size:
-            if not kernels.jac(t0, self._y, J, self.problem.args):
+            if not kernels.jac(t0, W, L.Y, J, self.problem.args):
                 n = self._y.size
                 raise ValueError(f"jac returned {np.size(_call_jac(self.problem, t0))} values at t={t0}; "
                                  f"expected a ({n}, {n}) matrix")
         return code
+
+    def _derivative(self, t, y):
+        """``(code, f(t, y))``, one counted evaluation outside the run's rows."""
+        W = np.zeros((2, y.size), dtype=y.dtype)
+        W[0] = y
+        k = self._kernels
+        code = k.deriv(k.rhs, self.problem.args, t, W, 0, 1, self._ist, self._fs)
+        return code, W[1]
 
     def _warn_if_unstable(self):
         """Before a fixed-step explicit run: a StiffnessWarning when ``h`` is beyond the stability limit.
@@ -277,9 +285,8 @@ class Integrator:
                 # inf and nan are detected and reported by the kernels; as in the
                 # compiled backend, NumPy need not warn about them on the way
                 with np.errstate(all="ignore"):
-                    status = k.drive(k.step, k.deriv, k.rhs, k.jac, self.problem.args, self._data, self._P,
-                                     self._ctrl, self._tol, self._y, self._f, self._fs, self._ist,
-                                     self._scratch, *recorder.buffers())
+                    status = k.drive(k.rhs, k.jac, self.problem.args, self._data, self._P, self._ctrl,
+                                     self._tol, self._fs, self._ist, self._scratch, *recorder.buffers())
             except Exception as exc:  # the user's function raised: keep what was computed
                 return L.FUNCTION_ERROR, exc
             if status != L.BUFFER_FULL:
@@ -345,7 +352,7 @@ class _NoRecording:
 
     @classmethod
     def buffers(cls):
-        return cls._empty1, cls._empty1, cls._empty2, cls._empty1, cls._empty2, cls._empty2, np.zeros((0, 0, 0))
+        return cls._empty1, cls._empty1, cls._empty2, cls._empty1, cls._empty2, cls._empty2, cls._empty2
 
 
 class _Recorder:
@@ -359,7 +366,7 @@ class _Recorder:
         if t_eval is None:
             self.mode = L.RECORD_STEPS
             self.t_eval = np.zeros(0)
-            cap = _expected_steps(integ) + 1
+            cap = _expected_steps(integ) + 1       # and the initial state
         else:
             self.mode = L.RECORD_TEVAL
             self.t_eval = _check_t_eval(t_eval, t0, t1, direction)
@@ -372,12 +379,13 @@ class _Recorder:
             ist[L.NOUT] = 1
             ist[L.TEVAL_NEXT] = 1 if self.mode == L.RECORD_TEVAL else 0
         own = integ._P.shape[0] > 0 and integ.controller.kind != L.DOUBLING
-        stages = integ._P.shape[0] if own else 0
+        self.stages = integ._P.shape[0] if own else 0
         dcap = (_expected_steps(integ) + 1) if dense_output else 0
         self.dense_t = np.empty(dcap)
         self.dense_y = np.empty((dcap, n), dtype=dtype)
         self.dense_f = np.empty((dcap, n), dtype=dtype)
-        self.dense_k = np.empty((dcap, stages, n if stages else 0), dtype=dtype)
+        # the stages of step d (from 1) are rows (d - 1) * stages + i
+        self.dense_k = np.empty((dcap * self.stages, n), dtype=dtype)
         if dense_output:
             self.dense_t[0], self.dense_y[0], self.dense_f[0] = t0, y, f
             ist[L.NDENSE] = 1
@@ -399,10 +407,16 @@ class _Recorder:
         dense = None
         if self.dense_t.shape[0]:
             d = int(ist[L.NDENSE])
-            k = self.dense_k[:max(d - 1, 0)]
+            n = self.dense_y.shape[1]
+            k = self.dense_k[:max(d - 1, 0) * self.stages].reshape(max(d - 1, 0), self.stages, n)
             dense = DenseOutput(self.dense_t[:d].copy(), self.dense_y[:d].copy(), self.dense_f[:d].copy(),
-                                k.copy(), P if k.shape[1] else np.zeros((0, 0)))
-        return self.out_t[:m].copy(), self.out_y[:m].copy(), dense
+                                k.copy(), P if self.stages else np.zeros((0, 0)))
+        return _trimmed(self.out_t, m), _trimmed(self.out_y, m), dense
+
+
+def _trimmed(buffer, m):
+    """The first ``m`` rows: the buffer itself when it is exactly full (a fixed-step run), else a copy."""
+    return buffer if buffer.shape[0] == m else buffer[:m].copy()
 
 
 def _doubled(a):
@@ -412,11 +426,22 @@ def _doubled(a):
 
 
 def _expected_steps(integ):
-    """Buffer size to start with: exact for fixed steps, a guess when adaptive."""
+    """Steps to size the buffers for: exact for fixed steps, a guess when adaptive."""
     t0, t1 = integ.problem.t_span
-    if isinstance(integ.controller, FixedStep):
-        return int(math.ceil(abs(t1 - t0) / integ.controller.h * (1 - 1e-9))) + 1
-    return 1024
+    if not isinstance(integ.controller, FixedStep):
+        return 1024
+    # the kernel's grid: step k ends at t0 + k h, and the step within 1e-9 h of t1 ends there
+    h = integ._direction * integ.controller.h
+
+    def lands(k):
+        return integ._direction * ((t0 + k * h) - t1) >= -1e-9 * abs(h)
+
+    k = max(1, int(math.ceil(abs(t1 - t0) / abs(h) * (1 - 1e-9))))
+    while not lands(k):
+        k += 1
+    while k > 1 and lands(k - 1):
+        k -= 1
+    return k
 
 
 def _check_t_eval(t_eval, t0, t1, direction):
@@ -514,12 +539,12 @@ def _tolerances(rtol, atol, n):
 
 
 def _scratch(method, y):
-    """Work arrays: stage rows for every family; Jacobian and LU for implicit ones."""
+    """``(W, J, LU, piv)``: the work matrix, holding ``y`` in row ``Y``; Jacobian and LU for implicit methods."""
     n = y.size
-    work = np.zeros((method.stages + 8, n), dtype=y.dtype)
+    W = np.zeros((L.STAGE + method.stages + L.FAMILY_ROWS, n), dtype=y.dtype)
+    W[L.Y] = y
     m = n if method.implicit else 0
-    return (work, np.zeros((m, m), dtype=y.dtype), np.zeros((m, m), dtype=y.dtype),
-            np.zeros(m, dtype=np.int64))
+    return (W, np.zeros((m, m), dtype=y.dtype), np.zeros((m, m), dtype=y.dtype), np.zeros(m, dtype=np.int64))
 
 
 def _first_evaluation_error(problem, code, t0):

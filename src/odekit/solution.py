@@ -84,9 +84,10 @@ class DenseOutput:
         no_stages = np.zeros((0, self.y.shape[1]), dtype=self.y.dtype)
         for row, (ti, i) in enumerate(zip(flat, idx)):
             h = self.t[i + 1] - self.t[i]
-            K = self.k[i] if self.P.shape[0] else no_stages
-            interpolate(self.P, (ti - self.t[i]) / h, h, self.y[i], self.y[i + 1],
-                        self.f[i], self.f[i + 1], K, out[row])
+            # the kernel's interpolant reads rows: y0, y1, f0, f1, then the stages
+            stages = self.k[i] if self.P.shape[0] else no_stages
+            W = np.vstack([self.y[i:i + 2], self.f[i:i + 2], stages])
+            interpolate(self.P, (ti - self.t[i]) / h, h, W, 0, 1, 2, 3, 4, out, row)
         return out, t.ndim == 0
 
 

@@ -123,15 +123,13 @@ class ButcherTableau:
         return order_conditions.order_of(self.A, self.b_hat, max_order)
 
     def kernel_data(self):
-        """``(A, b, c, e, fsal)`` as float arrays, ``e = b - b_hat``."""
-        A = np.array(self.A, dtype=float)
-        b = np.array(self.b, dtype=float)
-        c = np.array(self.c, dtype=float)
-        if self.b_hat is None:
-            e = np.zeros(0)
-        else:
-            e = np.array([bi - bh for bi, bh in zip(self.b, self.b_hat)], dtype=float)
-        return (A, b, c, e, self.fsal)
+        """``(T, c, flags)`` for the kernels: ``T`` stacks ``A``, ``b`` and ``e = b - b_hat``.
+
+        ``e`` is a row of zeros without an embedded pair; ``flags = [fsal,
+        estimate]``.
+        """
+        return (_stacked(self.A, self.b, self.b_hat), np.array(self.c, dtype=float),
+                np.array([self.fsal, self.b_hat is not None], dtype=np.int64))
 
     def dense_matrix(self):
         """The continuous extension as a float array (``0 x 0`` when absent)."""
@@ -227,12 +225,17 @@ class RosenbrockTableau:
         return p
 
     def kernel_data(self):
-        """``(alpha, gamma, b, e, c, d)`` as float arrays."""
-        alpha = np.array(self.alpha, dtype=float)
+        """``(T, gamma, c, d, flags)`` for the kernels: ``T`` stacks ``alpha``, ``b`` and ``e = b - b_hat``.
+
+        ``flags = [estimate, time_derivative]``.
+        """
         gamma = np.array(self.gamma, dtype=float)
-        b = np.array(self.b, dtype=float)
-        e = (np.zeros(0) if self.b_hat is None
-             else np.array([x - y for x, y in zip(self.b, self.b_hat)], dtype=float))
-        c = alpha.sum(axis=1)
         d = gamma.sum(axis=1) if self.time_derivative else np.zeros(self.stages)
-        return (alpha, gamma, b, e, c, d)
+        return (_stacked(self.alpha, self.b, self.b_hat), gamma, np.array(self.c, dtype=float), d,
+                np.array([self.b_hat is not None, self.time_derivative], dtype=np.int64))
+
+
+def _stacked(A, b, b_hat):
+    """The kernels' coefficient matrix: the rows of ``A``, then ``b``, then ``b - b_hat`` (or zeros)."""
+    e = [0] * len(b) if b_hat is None else [x - y for x, y in zip(b, b_hat)]
+    return np.array([*A, b, e], dtype=float)

@@ -262,7 +262,7 @@ def _force_route(problem):
 
 
 def _adapter(problem, force, backend):
-    """The kernel-convention function ``rhs(t, u, out, args)``: the force for the force route."""
+    """The kernel-convention function ``rhs(t, W, src, dst, args)``: the force for the force route."""
     key = _backend._adapter_key(problem, "splitting" if force else "explicit_rk")
     if backend != "python":
         try:
@@ -296,22 +296,26 @@ class _Raw:
 
 
 class _Calls:
-    """Checked, uncounted calls of a kernel-convention function; returns ``out[part]``."""
+    """Checked, uncounted calls of a kernel-convention function; returns ``part`` of the result.
 
-    def __init__(self, rhs, args, size, dtype, part):
-        self.rhs, self.args, self.size, self.dtype, self.part = rhs, args, size, dtype, part
+    A force writes the second half of its row: ``part = slice(n // 2, None)``.
+    """
+
+    def __init__(self, rhs, args, part=slice(None)):
+        self.rhs, self.args, self.part = rhs, args, part
         self.count = 0
 
     def __call__(self, t, u):
-        out = np.empty(self.size, dtype=self.dtype)
+        W = np.zeros((2, u.size), dtype=u.dtype)
+        W[0] = u
         self.count += 1
         try:
-            ok = self.rhs(t, u, out, self.args)
+            ok = self.rhs(t, W, 0, 1, self.args)
         except Exception as exc:
             raise _NoEstimate(f"the function raised {type(exc).__name__}: {exc}") from None
         if not ok:
             raise _NoEstimate("the function returned the wrong number of values")
-        return out[self.part]       # inf or nan shows in the Hessenberg matrix, checked once
+        return W[1, self.part]       # inf or nan shows in the Hessenberg matrix, checked once
 
 
 def _finite(value, what="the function"):
@@ -357,12 +361,8 @@ def _estimate_unchecked(problem, rhs, force_only, t, u, iterations, f0):
     force = _force_route(problem)
     if problem.second_order:
         half = n // 2
-        if force_only:
-            size, part = half, slice(None)
-        else:
-            size, part = n, slice(half, None)
         if force:
-            call = _Calls(rhs, problem.args, size, dtype, part)
+            call = _Calls(rhs, problem.args, slice(half, None))
             x = u[:half]
             a0 = _finite(f0[half:].copy() if f0 is not None else call(t, u))
             e = _increment(x)
@@ -374,7 +374,7 @@ def _estimate_unchecked(problem, rhs, force_only, t, u, iterations, f0):
 
             ritz, res, k = _arnoldi(matvec, half, dtype, iterations)
             return _Raw(ritz, res, k, call.count, "differences", True)
-        force_call = _Calls(rhs, problem.args, size, dtype, part)
+        force_call = _Calls(rhs, problem.args, slice(half, None))
 
         def first_order(t, y):
             return np.concatenate([y[half:], force_call(t, y)])
@@ -384,7 +384,7 @@ def _estimate_unchecked(problem, rhs, force_only, t, u, iterations, f0):
     else:
         if problem.jac is not None:
             return _with_jacobian(problem, t, u, iterations)
-        call = counter = _Calls(rhs, problem.args, n, dtype, slice(None))
+        call = counter = _Calls(rhs, problem.args)
     y0 = u
     base = _finite(f0.copy() if f0 is not None else call(t, y0))
     e = _increment(y0)
@@ -714,8 +714,8 @@ def _first_order(problem, rhs, force_only, t, u):
     n = u.size
     with np.errstate(all="ignore"):
         if problem.second_order and force_only:
-            a = _Calls(rhs, problem.args, n // 2, u.dtype, slice(None))(t, u)
+            a = _Calls(rhs, problem.args, slice(n // 2, None))(t, u)
             f = np.concatenate([u[n // 2:], a])
         else:
-            f = _Calls(rhs, problem.args, n, u.dtype, slice(None))(t, u)
+            f = _Calls(rhs, problem.args)(t, u)
     return _finite(f)

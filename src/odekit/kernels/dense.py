@@ -7,25 +7,39 @@ Hermite interpolant through ``(y0, f0)`` and ``(y1, f1)``, which is third
 order and exact at both ends.
 """
 
-from . import jitable
-from .primitives import axpy, copy_into
+from . import compiled_as, jitable
+from .primitives import axpy, copy_row
 
 
-@jitable
-def interpolate(P, theta, h, y0, y1, f0, f1, K, out):
-    """Write the state at ``t0 + theta * h`` (0 <= theta <= 1) into ``out``."""
+def _hermite_loop(out, row, W, y0, y1, f0, f1, c):
+    for q in range(W.shape[1]):
+        out[row, q] = (c[0] * W[y0, q] + c[1] * W[y1, q]) + c[2] * W[f0, q] + c[3] * W[f1, q]
+
+
+@compiled_as(_hermite_loop)
+def hermite(out, row, W, y0, y1, f0, f1, c):
+    """``out[row] = c0 W[y0] + c1 W[y1] + c2 W[f0] + c3 W[f1]``."""
+    out[row] = (c[0] * W[y0] + c[1] * W[y1]) + c[2] * W[f0] + c[3] * W[f1]
+
+
+@jitable(inline=False)
+def interpolate(P, theta, h, W, y0, y1, f0, f1, k0, out, row):
+    """Write the state at ``t0 + theta * h`` (0 <= theta <= 1) into ``out[row]``.
+
+    ``W`` holds the end points ``y0, y1``, their derivatives ``f0, f1`` and,
+    for a method with its own interpolant, the stages from row ``k0`` on.
+    """
     if P.shape[0] > 0:
-        copy_into(out, y0)
+        copy_row(out, row, W, y0)
         for i in range(P.shape[0]):
             weight = 0.0
             power = theta
             for j in range(P.shape[1]):
                 weight += P[i, j] * power
                 power *= theta
-            axpy(out, h * weight, K[i])
+            axpy(out, row, h * weight, W, k0 + i)
         return
     t2 = theta * theta
     t3 = t2 * theta
-    out[:] = (2.0 * t3 - 3.0 * t2 + 1.0) * y0 + (-2.0 * t3 + 3.0 * t2) * y1
-    axpy(out, h * (t3 - 2.0 * t2 + theta), f0)
-    axpy(out, h * (t3 - t2), f1)
+    hermite(out, row, W, y0, y1, f0, f1,
+            (2.0 * t3 - 3.0 * t2 + 1.0, -2.0 * t3 + 3.0 * t2, h * (t3 - 2.0 * t2 + theta), h * (t3 - t2)))

@@ -1,24 +1,27 @@
 """Calling the user's functions from a kernel: counting and checking.
 
 The user's right-hand side reaches the kernels through a small adapter (see
-:mod:`odekit.backend`) with the calling convention ``rhs(t, y, out, args)``:
-it writes the derivative into ``out`` and returns False when the user's
-function returned the wrong number of values.  Counting happens here, in the
-kernel, so the user's function is never wrapped in Python to count it.
+:mod:`odekit.backend`) with the calling convention ``rhs(t, W, src, dst,
+args)``: it reads the state in row ``src`` of the work matrix ``W``, writes
+the derivative into row ``dst`` and returns False when the user's function
+returned the wrong number of values.  (A force -- the acceleration of a
+second-order problem -- fills only the second half of row ``dst``, where the
+velocity's derivative goes.)  Counting happens here, in the kernel, so the
+user's function is never wrapped in Python to count it.
 """
 
 import math
 
 import numpy as np
 
-from . import jitable
+from . import compiled_as, jitable
 from .layout import BAD_SHAPE, NFEV, NJEV, NONFINITE, SUCCESS, T_FAIL
-from .primitives import all_finite, copy_into
+from .primitives import all_finite, copy_row, difference_column
 
 
 @jitable
-def evaluate(rhs, args, t, y, out, ist, fs):
-    """Evaluate ``rhs`` at ``(t, y)`` into ``out``, counted; return a status code.
+def evaluate(rhs, args, t, W, src, dst, ist, fs):
+    """Evaluate ``rhs`` at ``(t, W[src])`` into ``W[dst]``, counted; return a status code.
 
     Checks the size of the result but not its finiteness: an explicit stage
     that is inf or nan reaches ``y_new`` (or the error estimate), which is
@@ -27,67 +30,84 @@ def evaluate(rhs, args, t, y, out, ist, fs):
     :func:`evaluate_finite`.
     """
     ist[NFEV] += 1
-    if not rhs(t, y, out, args):
+    if not rhs(t, W, src, dst, args):
         fs[T_FAIL] = t
         return BAD_SHAPE
     return SUCCESS
 
 
 @jitable
-def evaluate_finite(rhs, args, t, y, out, ist, fs):
-    """:func:`evaluate`, and NONFINITE when the result holds inf or nan."""
-    code = evaluate(rhs, args, t, y, out, ist, fs)
-    if code == SUCCESS and not all_finite(out):
+def evaluate_finite(rhs, args, t, W, src, dst, ist, fs):
+    """:func:`evaluate`, and NONFINITE when row ``dst`` holds inf or nan.
+
+    The whole row is checked: a kernel that evaluates a force keeps the
+    first half of the row finite.
+    """
+    code = evaluate(rhs, args, t, W, src, dst, ist, fs)
+    if code == SUCCESS and not all_finite(W, dst):
         fs[T_FAIL] = t
         return NONFINITE
     return code
 
 
 @jitable
-def overflowed(ynew, fs):
-    """NONFINITE when ``y_new`` holds inf or nan although every evaluation was finite.
+def overflowed(W, ynew, fs):
+    """NONFINITE when ``W[ynew]`` holds inf or nan although every evaluation was finite.
 
     ``T_FAIL`` is set to nan to say that no evaluation is to blame.  Each
     stepper ends with this check (or a finer one), so the driver need not.
     """
-    if all_finite(ynew):
+    if all_finite(W, ynew):
         return SUCCESS
     fs[T_FAIL] = np.nan
     return NONFINITE
 
 
-@jitable
-def store(out, value):
-    """Copy a user function's result into ``out``; False if it has the wrong size.
-
-    How every adapter hands a returned array (or scalar) to the kernels.
-    """
+def _store_loop(W, dst, start, value):
     r = np.asarray(value)
-    if r.size != out.size:
+    if r.size != W.shape[1] - start:
         return False
-    copy_into(out, r)
+    q = start
+    for v in r.flat:
+        W[dst, q] = v
+        q += 1
     return True
 
 
-@jitable
-def linearise(rhs, jac, args, has_jac, need_f, t, y, f, have_f, J, ytmp, ftmp, ist, fs):
-    """The Jacobian at ``(t, y)``, and f there when ``need_f`` or differencing needs it.
+@compiled_as(_store_loop)
+def store(W, dst, start, value):
+    """Copy a user function's result into ``W[dst, start:]``; False if it has the wrong size.
+
+    How every adapter hands a returned array (or scalar) to the kernels.
+    The compiled loop avoids Numba's broadcasting slice assignment, whose
+    error-message machinery costs seconds of compilation per user function.
+    """
+    r = np.asarray(value)
+    if r.size != W.shape[1] - start:
+        return False
+    W[dst, start:] = r.ravel()
+    return True
+
+
+@jitable(inline=False)
+def linearise(rhs, jac, args, has_jac, need_f, t, W, y, f, have_f, J, ytmp, ftmp, ist, fs):
+    """The Jacobian at ``(t, W[y])``, and ``W[f]`` when ``need_f`` or differencing needs it.
 
     How every (linearly) implicit step starts.  Returns ``(code, have_f)``.
     ``f`` is checked for inf and nan, since a finite-difference Jacobian is
     built from it.
     """
     if not have_f and (need_f or not has_jac):
-        code = evaluate_finite(rhs, args, t, y, f, ist, fs)
+        code = evaluate_finite(rhs, args, t, W, y, f, ist, fs)
         if code != SUCCESS:
             return code, False
         have_f = True
-    return jacobian(rhs, jac, args, has_jac, t, y, f, J, ytmp, ftmp, ist, fs), have_f
+    return jacobian(rhs, jac, args, has_jac, t, W, y, f, J, ytmp, ftmp, ist, fs), have_f
 
 
-@jitable
-def jacobian(rhs, jac, args, has_jac, t, y, f, J, ytmp, ftmp, ist, fs):
-    """Fill ``J`` with df/dy at ``(t, y)``; ``f`` must hold f(t, y).
+@jitable(inline=False)
+def jacobian(rhs, jac, args, has_jac, t, W, y, f, J, ytmp, ftmp, ist, fs):
+    """Fill ``J`` with df/dy at ``(t, W[y])``; ``W[f]`` must hold f there.
 
     Uses the user's Jacobian when ``has_jac`` and forward differences
     otherwise, with the increment of Hairer & Wanner's RADAU5,
@@ -96,27 +116,29 @@ def jacobian(rhs, jac, args, has_jac, t, y, f, J, ytmp, ftmp, ist, fs):
     """
     ist[NJEV] += 1
     if has_jac:
-        if not jac(t, y, J, args):
+        if not jac(t, W, y, J, args):
             fs[T_FAIL] = t
             return BAD_SHAPE
         for i in range(J.shape[0]):
-            if not all_finite(J[i]):
+            if not all_finite(J, i):
                 fs[T_FAIL] = t
                 return NONFINITE
         return SUCCESS
     eps = np.finfo(np.float64).eps
-    copy_into(ytmp, y)
-    for j in range(y.shape[0]):
-        delta = math.sqrt(eps * max(1e-5, abs(y[j])))
-        ytmp[j] = y[j] + delta
-        code = evaluate_finite(rhs, args, t, ytmp, ftmp, ist, fs)
+    copy_row(W, ytmp, W, y)
+    for j in range(W.shape[1]):
+        yj = W[y, j]
+        delta = math.sqrt(eps * max(1e-5, abs(yj)))
+        W[ytmp, j] = yj + delta
+        code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
         if code != SUCCESS:
             return code
-        J[:, j] = (ftmp - f) / delta
-        ytmp[j] = y[j]
+        difference_column(J, j, W, ftmp, f, delta)
+        W[ytmp, j] = yj
     return SUCCESS
 
 
-def first_order_derivative(rhs, args, t, y, f, ist, fs):
-    """``f = y'(t)`` for a first-order system: one checked evaluation of ``rhs``."""
-    return evaluate_finite(rhs, args, t, y, f, ist, fs)
+@jitable
+def first_order_derivative(rhs, args, t, W, src, dst, ist, fs):
+    """``W[dst] = y'(t)`` for a first-order system: one checked evaluation of ``rhs``."""
+    return evaluate_finite(rhs, args, t, W, src, dst, ist, fs)

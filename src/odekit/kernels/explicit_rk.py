@@ -1,54 +1,56 @@
 """Explicit Runge--Kutta step for any Butcher tableau.
 
-Method data: ``(A, b, c, e, fsal)`` as float arrays, ``e = b - b_hat`` the
-error weights (empty without an embedded pair), ``fsal`` 1 when the last
-stage is f(t + h, y_new) and can start the next step.
+Method data: ``(T, c, flags)``.  ``T`` stacks the tableau's rows: ``A``
+(``s`` rows), then ``b``, then the error weights ``e = b - b_hat`` (zeros
+without an embedded pair).  ``flags = [fsal, estimate]``: ``fsal`` is 1 when
+the last stage is f(t + h, y_new) and can start the next step, ``estimate``
+when there is an embedded pair.  Stage ``i`` lives in row ``STAGE + i`` of
+the work matrix.
 """
 
 import numpy as np
 
+from . import jitable
 from .evaluation import evaluate
-from .layout import NONFINITE, SUCCESS, T_FAIL
-from .primitives import all_finite, copy_into, lincomb, weighted_sum
+from .layout import ERR, NONFINITE, STAGE, SUCCESS, T_FAIL
+from .primitives import all_finite, combine, copy_row
 
 
-def explicit_rk_step(rhs, jac, args, m, ctrl, tol, t, h, y, f, have_f,
-                     ynew, fnew, err, scratch, ist, fs):
-    """One step of size ``h``; stages are left in the first rows of ``work``.
+@jitable
+def explicit_rk_step(rhs, jac, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, have_f, ynew, fnew, ist, fs):
+    """One step of size ``h`` from row ``y`` into row ``ynew``.
 
-    Returns ``(code, have_f, have_fnew)``: a status, whether ``f`` now holds
-    f(t, y), and whether ``fnew`` holds f(t + h, y_new).
+    Returns ``(code, have_f, have_fnew)``: a status, whether row ``f`` now
+    holds f(t, y), and whether row ``fnew`` holds f(t + h, y_new).
     """
-    A, b, c, e, fsal = m
-    work = scratch[0]
-    s = b.shape[0]
-    K = work
-    tmp = work[s]
+    T, c, flags = m
+    s = c.shape[0]
+    tmp = STAGE + s
     if not have_f:
-        code = evaluate(rhs, args, t, y, f, ist, fs)
+        code = evaluate(rhs, args, t, W, y, f, ist, fs)
         if code != SUCCESS:
             return code, False, False
-    copy_into(K[0], f)      # every explicit tableau has c[0] = 0, A[0] = 0
+    copy_row(W, STAGE, W, f)        # every explicit tableau has c[0] = 0, A[0] = 0
     for i in range(1, s):
-        lincomb(tmp, y, h, A[i], K, i)
-        code = evaluate(rhs, args, t + c[i] * h, tmp, K[i], ist, fs)
+        combine(W, tmp, y, h, T, i, STAGE, i)
+        code = evaluate(rhs, args, t + c[i] * h, W, tmp, STAGE + i, ist, fs)
         if code != SUCCESS:
             return code, True, False
-    lincomb(ynew, y, h, b, K, s)
-    estimate = e.shape[0] > 0
+    combine(W, ynew, y, h, T, s, STAGE, s)
+    estimate = flags[1] != 0
     if estimate:
-        weighted_sum(err, h, e, K, s)
-    if not (all_finite(ynew) and (not estimate or all_finite(err))):
+        combine(W, ERR, -1, h, T, s + 1, STAGE, s)
+    if not (all_finite(W, ynew) and (not estimate or all_finite(W, ERR))):
         # Stages are not checked one by one (that costs a pass over each); an
         # inf or nan in any of them reaches y_new or the error estimate, and
         # the stages are still here to say which evaluation produced it.
         for i in range(s):
-            if not all_finite(K[i]):
+            if not all_finite(W, STAGE + i):
                 fs[T_FAIL] = t + c[i] * h
                 return NONFINITE, True, False
         fs[T_FAIL] = np.nan          # every stage finite: the combination overflowed
         return NONFINITE, True, False
-    if fsal:
-        copy_into(fnew, K[s - 1])
+    if flags[0] != 0:
+        copy_row(W, fnew, W, STAGE + s - 1)
         return SUCCESS, True, True
     return SUCCESS, True, False

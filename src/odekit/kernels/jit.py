@@ -1,16 +1,16 @@
 """Compile the kernels with Numba: the only module that imports it.
 
-Importing this module registers every ``@jitable`` helper with Numba and
+Importing this module registers every ``@jitable`` helper with Numba,
 swaps each ``@compiled_as`` primitive for its loop version inside compiled
-code.
+code, and gives :func:`~odekit.kernels.borrowed` its compiled meaning.
 
-Functions travel between kernels as *first-class functions*
-(``numba.types.FunctionType``): the driver receives the stepper, the
-derivative, the right-hand side and the Jacobian as typed function pointers.
-So each kernel is compiled once per *signature* (the types of ``args``, the
-state's dtype, the method family) -- not once per user function -- and is
-kept in Numba's on-disk cache between processes.  A new right-hand side
-costs only the compilation of itself and its small adapter.
+The user's functions reach the kernels as *first-class functions*
+(``numba.types.FunctionType``): the family's loop receives the right-hand
+side and the Jacobian as typed function pointers, and inlines its own
+stepper.  So each loop is compiled once per *signature* (the types of
+``args``, the state's dtype, the method family) -- not once per user
+function -- and is kept in Numba's on-disk cache between processes.  A new
+right-hand side costs only the compilation of itself and its small adapter.
 
 The cache is stamped with a hash of every source compiled into a kernel
 (this package and the controllers' formulas): Numba alone checks only the
@@ -30,26 +30,28 @@ import warnings
 
 import numba
 from numba import types
-from numba.core import caching
+from numba.core import caching, cgutils
 from numba.core.errors import NumbaIRAssumptionWarning
 from numba.core.registry import CPUDispatcher
 from numba.core.types.function_type import CompileResultWAP
 from numba.core.typing.typeof import typeof_impl
 from numba.experimental import function_type
-from numba.extending import overload, register_jitable
+from numba.extending import intrinsic, overload, register_jitable
 
-from . import COMPILED_AS, JITABLE
+from . import COMPILED_AS, JITABLE, borrowed
 # Import every kernel module so that their decorators have run.
 from . import dense, driver, evaluation, explicit_rk, implicit_rk, rosenbrock, splitting  # noqa: F401
 from .. import controllers  # noqa: F401
 
 OPTIONS = {"error_model": "numpy"}
 
-# Helpers are inlined into their callers in Numba's IR: a call to a small
-# primitive otherwise costs more than its work (argument passing and
-# reference counting of each array), several times per stage.
-for _fn in JITABLE:
-    register_jitable(inline="always", **OPTIONS)(_fn)
+# How each helper is compiled: see the package's docstring.
+def _inline(inline):
+    return "always" if inline else "never"
+
+
+for _fn, _in in JITABLE:
+    register_jitable(inline=_inline(_in), **OPTIONS)(_fn)
 
 
 def _overload_with(loop_version):
@@ -58,8 +60,33 @@ def _overload_with(loop_version):
     return typer
 
 
-for _fn, _loop in COMPILED_AS:
-    overload(_fn, jit_options=OPTIONS, strict=False, inline="always")(_overload_with(_loop))
+for _fn, _loop, _in in COMPILED_AS:
+    overload(_fn, jit_options=OPTIONS, strict=False, inline=_inline(_in))(_overload_with(_loop))
+
+
+def _without_count(context, builder, typ, value):
+    """``value`` with the reference counts of its arrays cut off (null meminfo and parent)."""
+    if isinstance(typ, types.Array):
+        array = context.make_array(typ)(context, builder, value=value)
+        array.meminfo = cgutils.get_null_value(array.meminfo.type)
+        array.parent = cgutils.get_null_value(array.parent.type)
+        return array._getvalue()
+    if isinstance(typ, types.BaseTuple):
+        items = [_without_count(context, builder, t, builder.extract_value(value, i)) for i, t in enumerate(typ)]
+        return context.make_tuple(builder, typ, items)
+    return value
+
+
+@intrinsic
+def _borrowed(typingctx, value):
+    def codegen(context, builder, signature, args):
+        return _without_count(context, builder, signature.args[0], args[0])
+    return value(value), codegen
+
+
+@overload(borrowed, inline="always")
+def _overload_borrowed(value):
+    return lambda value: _borrowed(value)
 
 
 # --- the on-disk cache, stamped with every source file of odekit ------------------------
@@ -195,16 +222,6 @@ def kernel(fn, signature):
     return dispatcher
 
 
-def first_class(fn, signature):
-    """:func:`kernel`, wrapped to be passed to other kernels as a first-class function."""
-    return _first_class(kernel(fn, signature))
-
-
-@functools.lru_cache(maxsize=None)
-def _first_class(dispatcher):
-    return FirstClass(dispatcher)
-
-
 # --- signatures -----------------------------------------------------------------------
 
 def vector(dtype):
@@ -216,27 +233,23 @@ def matrix(dtype):
 
 
 def rhs_signature(args_type, dtype):
-    """``rhs(t, y, out, args) -> bool`` and the Jacobian's ``jac(t, y, J, args) -> bool``."""
-    v = vector(dtype)
-    return (types.boolean(types.float64, v, v, args_type),
-            types.boolean(types.float64, v, matrix(dtype), args_type))
+    """``rhs(t, W, src, dst, args) -> bool`` and the Jacobian's ``jac(t, W, src, J, args) -> bool``."""
+    mat, row = matrix(dtype), types.intp
+    return (types.boolean(types.float64, mat, row, row, args_type),
+            types.boolean(types.float64, mat, row, mat, args_type))
 
 
 def kernel_signatures(args_type, dtype, m_type, P_type, scratch_type):
-    """Signatures of the derivative, the stepper and the driver for one kind of run."""
-    v, mat = vector(dtype), matrix(dtype)
+    """Signatures of the derivative and the driver for one kind of run."""
+    mat, row = matrix(dtype), types.intp
     fvec, fmat, ivec = types.float64[::1], types.float64[:, ::1], types.int64[::1]
     rhs_sig, jac_sig = rhs_signature(args_type, dtype)
     rhs_t, jac_t = types.FunctionType(rhs_sig), types.FunctionType(jac_sig)
-    deriv_sig = types.int64(rhs_t, args_type, types.float64, v, v, ivec, fvec)
-    step_sig = types.Tuple((types.int64, types.boolean, types.boolean))(
-        rhs_t, jac_t, args_type, m_type, fvec, fmat, types.float64, types.float64,
-        v, v, types.boolean, v, v, v, scratch_type, ivec, fvec)
+    deriv_sig = types.int64(rhs_t, args_type, types.float64, mat, row, row, ivec, fvec)
     drive_sig = types.int64(
-        types.FunctionType(step_sig), types.FunctionType(deriv_sig), rhs_t, jac_t, args_type, m_type,
-        P_type, fvec, fmat, v, v, fvec, ivec, scratch_type,
-        fvec, fvec, mat, fvec, mat, mat, types.Array(numba.from_dtype(dtype), 3, "C"))
-    return deriv_sig, step_sig, drive_sig
+        rhs_t, jac_t, args_type, m_type, P_type, fvec, fmat, fvec, ivec, scratch_type,
+        fvec, fvec, mat, fvec, mat, mat, mat)
+    return deriv_sig, drive_sig
 
 
 typeof = numba.typeof

@@ -1,7 +1,7 @@
-"""Shared constants of the kernels: status codes and state-array slots.
+"""Shared constants of the kernels: status codes, state-array slots, work rows.
 
 The kernels keep their run state in two small arrays (floats ``fs`` and
-integers ``ist``) that the Python side owns.  Writing progress into them step
+integers ``ist``) and one work matrix ``W`` that the Python side owns.  Writing progress into them step
 by step is what lets a run that stops half-way -- an exception in the user's
 function, a full output buffer -- resume or report without losing anything.
 Module-level integers are compile-time constants for Numba.
@@ -51,6 +51,23 @@ IST_SIZE = 14
 RECORD_NONE = 0
 RECORD_STEPS = 1  # every accepted step
 RECORD_TEVAL = 2  # the interpolated state at each requested time
+
+# --- rows of the work matrix ``W`` --------------------------------------------
+# Every vector a kernel touches is a row of one matrix, named by its index.
+# A compiled loop that made array views instead (``K[i]``, ``y[:n]``) would pay
+# an atomic reference count for each, which Numba cannot optimise away across
+# a call of the user's function: it cost more than the arithmetic of an RK4
+# step on a small system.
+Y = 0            # the state at fs[T]
+F = 1            # f at the state, valid when ist[HAVE_F] is 1
+YNEW = 2         # the result of the step being tried
+FNEW = 3         # f there, when the step provides it
+ERR = 4          # the step's error estimate
+YHALF = 5        # step doubling: the state after the first half step
+FHALF = 6        # and f there
+YFULL = 7        # step doubling: the result of the whole step
+STAGE = 8        # first of the family's own rows: stages, then work rows
+FAMILY_ROWS = 6  # work rows a family may use after its stages
 
 # --- controller parameters ``ctrl`` ------------------------------------------
 FIXED = 0

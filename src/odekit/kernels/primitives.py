@@ -1,9 +1,12 @@
-"""Linear-algebra primitives of the kernels.
+"""Linear-algebra primitives of the kernels, on rows of matrices.
 
-Each primitive has a vectorised NumPy body, used when the kernels run as
-plain Python, and an explicit-loop twin that Numba compiles instead (see
-:func:`odekit.kernels.compiled_as`).  The loops avoid temporaries, which is
-what keeps a compiled Runge--Kutta step near the speed of C.
+Vectors are rows of a matrix, named by index (see :mod:`.layout`): a
+compiled kernel then never makes an array view, whose reference counting
+costs more than a small system's arithmetic.  Each primitive has a
+vectorised NumPy body, used when the kernels run as plain Python, and an
+explicit-loop twin that Numba compiles instead (see
+:func:`odekit.kernels.compiled_as`).  Both add in the same order, so both
+backends give the same numbers.
 """
 
 import math
@@ -14,89 +17,120 @@ import numpy as np
 from . import compiled_as
 
 
-# --- out = y + h * sum_j coef[j] K[j] ------------------------------------------
+# --- copies and updates of rows --------------------------------------------------
 
-def _lincomb_loop(out, y, h, coef, K, m):
-    for i in range(y.shape[0]):
-        acc = y[i] * 0.0
+def _copy_row_loop(D, d, S, s):
+    for q in range(D.shape[1]):
+        D[d, q] = S[s, q]
+
+
+@compiled_as(_copy_row_loop)
+def copy_row(D, d, S, s):
+    """``D[d] = S[s]`` (the matrices may be the same)."""
+    D[d] = S[s]
+
+
+def _copy_scaled_loop(D, d, alpha, S, s):
+    for q in range(D.shape[1]):
+        D[d, q] = alpha * S[s, q]
+
+
+@compiled_as(_copy_scaled_loop)
+def copy_scaled(D, d, alpha, S, s):
+    """``D[d] = alpha * S[s]``."""
+    D[d] = alpha * S[s]
+
+
+def _axpy_loop(D, d, alpha, S, s):
+    for q in range(D.shape[1]):
+        D[d, q] += alpha * S[s, q]
+
+
+@compiled_as(_axpy_loop)
+def axpy(D, d, alpha, S, s):
+    """``D[d] += alpha * S[s]``."""
+    D[d] += alpha * S[s]
+
+
+def _scaled_difference_loop(W, out, a, b, scale):
+    for q in range(W.shape[1]):
+        W[out, q] = (W[a, q] - W[b, q]) * scale
+
+
+@compiled_as(_scaled_difference_loop)
+def scaled_difference(W, out, a, b, scale):
+    """``W[out] = (W[a] - W[b]) * scale``."""
+    W[out] = (W[a] - W[b]) * scale
+
+
+# --- W[out] = W[base] + h * sum_j C[row, j] W[first + j] ----------------------------
+
+def _combine_loop(W, out, base, h, C, row, first, m):
+    for q in range(W.shape[1]):
+        acc = W[first, q] * 0.0
         for j in range(m):
-            if coef[j] != 0.0:
-                acc += coef[j] * K[j, i]
-        out[i] = y[i] + h * acc
+            a = C[row, j]
+            if a != 0.0:
+                acc += a * W[first + j, q]
+        if base >= 0:
+            W[out, q] = W[base, q] + h * acc
+        else:
+            W[out, q] = h * acc
 
 
-@compiled_as(_lincomb_loop)
-def lincomb(out, y, h, coef, K, m):
-    """Write ``y + h * sum(coef[j] * K[j] for j < m)`` into ``out``."""
-    np.add(y, h * _stage_sum(coef, K, m, y), out=out)
+@compiled_as(_combine_loop, inline=True)
+def combine(W, out, base, h, C, row, first, m):
+    """``W[out] = W[base] + h * sum(C[row, j] * W[first + j] for j < m)``.
 
-
-def _stage_sum(coef, K, m, like):
-    """``sum(coef[j] * K[j])`` term by term, in the compiled loop's order.
-
-    The same order of additions is what makes both backends give the same
-    numbers: an error estimate is a cancellation, and a different rounding
-    of it changes the step sizes of an adaptive run.
+    The stages of a step are consecutive rows from ``first``, and their
+    weights a row of the method's coefficient matrix; ``base < 0`` leaves the
+    base term out (an error estimate).  ``out`` may be ``base`` but not a
+    stage.
     """
-    acc = np.zeros_like(like)
+    # term by term, in the compiled loop's order: an error estimate is a
+    # cancellation, and a different rounding changes an adaptive run's steps
+    acc = np.zeros_like(W[first])
     for j in range(m):
-        if coef[j] != 0.0:
-            acc += coef[j] * K[j]
-    return acc
-
-
-# --- out = h * sum_j coef[j] K[j] ----------------------------------------------
-
-def _weighted_sum_loop(out, h, coef, K, m):
-    for i in range(out.shape[0]):
-        acc = K[0, i] * 0.0
-        for j in range(m):
-            if coef[j] != 0.0:
-                acc += coef[j] * K[j, i]
-        out[i] = h * acc
-
-
-@compiled_as(_weighted_sum_loop)
-def weighted_sum(out, h, coef, K, m):
-    """Write ``h * sum(coef[j] * K[j] for j < m)`` into ``out``."""
-    np.multiply(h, _stage_sum(coef, K, m, out), out=out)
+        if C[row, j] != 0.0:
+            acc += C[row, j] * W[first + j]
+    W[out] = h * acc if base < 0 else W[base] + h * acc
 
 
 # --- checks and norms ----------------------------------------------------------
 
-def _all_finite_loop(x):
-    for i in range(x.shape[0]):
-        if not np.isfinite(x[i]):
+def _all_finite_loop(W, row):
+    for q in range(W.shape[1]):
+        if not np.isfinite(W[row, q]):
             return False
     return True
 
 
 @compiled_as(_all_finite_loop)
-def all_finite(x):
-    """True when every entry of the 1-D array ``x`` is finite."""
-    return bool(np.isfinite(x).all())
+def all_finite(W, row):
+    """True when every entry of ``W[row]`` is finite."""
+    return bool(np.isfinite(W[row]).all())
 
 
-def _error_norm_loop(err, y, ynew, tol):
-    n = y.shape[0]
+def _error_norm_loop(W, err, y, ynew, tol):
+    n = W.shape[1]
     acc = 0.0
-    for i in range(n):
-        scale = tol[1, i] + tol[0, i] * max(abs(y[i]), abs(ynew[i]))
-        acc += (abs(err[i]) / scale) ** 2
+    for q in range(n):
+        scale = tol[1, q] + tol[0, q] * max(abs(W[y, q]), abs(W[ynew, q]))
+        acc += (abs(W[err, q]) / scale) ** 2
     return math.sqrt(acc / n)
 
 
 @compiled_as(_error_norm_loop)
-def error_norm(err, y, ynew, tol):
-    """Root-mean-square of ``err`` scaled by ``atol + rtol * max(|y|, |ynew|)``.
+def error_norm(W, err, y, ynew, tol):
+    """Root-mean-square of ``W[err]`` scaled by ``atol + rtol * max(|W[y]|, |W[ynew]|)``.
 
     ``tol`` stacks the per-component ``rtol`` (row 0) and ``atol`` (row 1).
     A value of 1 means the error is exactly at the requested tolerance
     (Hairer, Nørsett & Wanner, *Solving ODEs I*, eq. II.4.11).
     """
-    scale = tol[1] + tol[0] * np.maximum(np.abs(y), np.abs(ynew))
+    scale = tol[1] + tol[0] * np.maximum(np.abs(W[y]), np.abs(W[ynew]))
     # cumsum adds left to right, like the loop (np.sum would add pairwise)
-    return math.sqrt(float(np.cumsum((np.abs(err) / scale) ** 2)[-1]) / y.shape[0])
+    return math.sqrt(float(np.cumsum((np.abs(W[err]) / scale) ** 2)[-1]) / W.shape[1])
 
 
 # --- dense LU with partial pivoting --------------------------------------------
@@ -142,46 +176,46 @@ def lu_factor(M, piv):
     return bool(np.all(np.diag(M) != 0) and np.all(np.isfinite(M)))
 
 
-def _lu_solve_loop(LU, piv, b):
+def _lu_solve_loop(LU, piv, W, row):
     n = LU.shape[0]
     for k in range(n):
         p = piv[k]
         if p != k:
-            tmp = b[k]
-            b[k] = b[p]
-            b[p] = tmp
+            tmp = W[row, k]
+            W[row, k] = W[row, p]
+            W[row, p] = tmp
     for i in range(n):
-        acc = b[i]
+        acc = W[row, i]
         for j in range(i):
-            acc -= LU[i, j] * b[j]
-        b[i] = acc
+            acc -= LU[i, j] * W[row, j]
+        W[row, i] = acc
     for i in range(n - 1, -1, -1):
-        acc = b[i]
+        acc = W[row, i]
         for j in range(i + 1, n):
-            acc -= LU[i, j] * b[j]
-        b[i] = acc / LU[i, i]
+            acc -= LU[i, j] * W[row, j]
+        W[row, i] = acc / LU[i, i]
 
 
 @compiled_as(_lu_solve_loop)
-def lu_solve(LU, piv, b):
-    """Overwrite ``b`` with the solution of ``M x = b`` from :func:`lu_factor`."""
+def lu_solve(LU, piv, W, row):
+    """Overwrite ``W[row]`` with the solution of ``M x = W[row]`` from :func:`lu_factor`."""
     from scipy.linalg import lu_solve as _solve
 
-    b[:] = _solve((LU, piv), b, check_finite=False)
+    W[row] = _solve((LU, piv), W[row], check_finite=False)
 
 
-def _matvec_loop(out, A, x):
+def _matvec_loop(W, out, A, src):
     for i in range(A.shape[0]):
-        acc = x[0] * 0.0
+        acc = W[src, 0] * 0.0
         for j in range(A.shape[1]):
-            acc += A[i, j] * x[j]
-        out[i] = acc
+            acc += A[i, j] * W[src, j]
+        W[out, i] = acc
 
 
 @compiled_as(_matvec_loop)
-def matvec(out, A, x):
-    """Write ``A @ x`` into ``out``."""
-    np.dot(A, x, out=out)
+def matvec(W, out, A, src):
+    """``W[out] = A @ W[src]``."""
+    W[out] = A @ W[src]
 
 
 def _shifted_identity_loop(M, J, scale):
@@ -199,29 +233,12 @@ def shifted_identity(M, J, scale):
     M.flat[:: M.shape[0] + 1] += 1.0
 
 
-def _axpy_loop(y, alpha, x):
-    for i in range(y.shape[0]):
-        y[i] += alpha * x[i]
+def _difference_column_loop(J, j, W, a, b, delta):
+    for i in range(J.shape[0]):
+        J[i, j] = (W[a, i] - W[b, i]) / delta
 
 
-@compiled_as(_axpy_loop)
-def axpy(y, alpha, x):
-    """``y += alpha * x`` in place."""
-    y += alpha * x
-
-
-def _copy_into_loop(out, r):
-    i = 0
-    for value in r.flat:
-        out[i] = value
-        i += 1
-
-
-@compiled_as(_copy_into_loop)
-def copy_into(out, r):
-    """Copy the entries of ``r`` (any shape, ``r.size == out.size``) into the 1-D ``out``.
-
-    The compiled loop avoids Numba's broadcasting slice assignment, whose
-    error-message machinery costs seconds of compilation per user function.
-    """
-    out[:] = np.ravel(r)
+@compiled_as(_difference_column_loop)
+def difference_column(J, j, W, a, b, delta):
+    """``J[:, j] = (W[a] - W[b]) / delta``: a finite-difference Jacobian column."""
+    J[:, j] = (W[a] - W[b]) / delta
