@@ -185,9 +185,40 @@ class _UserCodeNotCompiled(Exception):
 
 
 def _compiled(problem, family, kernel_data):
+    dtype = kernel_data[2][0].dtype       # of the work matrix
+    fingerprint = _fingerprint(problem.args)
+    key = None if fingerprint is None else (_adapter_key(problem, family), family, fingerprint, dtype)
+    kernels = _PREPARED.get(key)
+    if kernels is None:
+        kernels = _compile(problem, family, kernel_data, dtype)
+        if key is not None:
+            if len(_PREPARED) >= 256:
+                del _PREPARED[next(iter(_PREPARED))]
+            _PREPARED[key] = kernels
+    return kernels
+
+
+_PREPARED = {}   # compiled Kernels by problem, family and kind of args: a repeated solve starts at once
+
+
+def _fingerprint(args):
+    """What Numba's type of ``args`` depends on, cheaply, or None where that is not simple."""
+    parts = []
+    for a in args:
+        if type(a) in (float, bool, complex) or (type(a) is int and a.bit_length() < 63):
+            parts.append(type(a))
+        elif type(a) is np.ndarray:
+            flags = a.flags
+            parts.append((a.dtype.str, a.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable,
+                          flags.aligned))
+        else:
+            return None
+    return tuple(parts)
+
+
+def _compile(problem, family, kernel_data, dtype):
     from .kernels import jit
 
-    dtype = kernel_data[2][0].dtype       # of the work matrix
     try:
         args_type = jit.typeof(problem.args)
         rhs, jac = _adapters(*_adapter_key(problem, family), "numba", jit.rhs_signature(args_type, dtype))

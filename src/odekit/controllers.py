@@ -9,7 +9,8 @@ formulas below are written once and run in both backends.
   on the end of the span.
 * :class:`PIController` -- for embedded pairs: proportional--integral control
   of the error estimate (Gustafsson; Hairer & Wanner, *Solving ODEs II*,
-  IV.2), with Hairer's initial-step selection when ``h0`` is not given.
+  IV.2), with Hairer's initial-step selection (in the kernel, before the
+  first step) when ``h0`` is not given.
 * :class:`StepDoubling` -- for any method: one step of ``h`` against two of
   ``h/2``; their difference divided by ``2^p - 1`` estimates the error of the
   two half steps (Richardson), and the step adapts by ``(1/err)^(1/(p+1))``.
@@ -186,26 +187,37 @@ def reject_factor(ctrl, err):
     return max(ctrl[C_FMIN], ctrl[C_SAFETY] * err ** (-1.0 / ctrl[C_EXPONENT]))
 
 
-def initial_step(derivative, t0, y0, f0, direction, k, tol):
-    """Hairer's starting step (*Solving ODEs I*, II.4, p. 169).
+@jitable
+def initial_step(deriv, rhs, args, t0, W, y, f, y1, f1, direction, k, tol, ist, fs):
+    """Hairer's starting step (*Solving ODEs I*, II.4, p. 169), unsigned.
 
-    Compares the size of ``y0`` and ``f0`` to choose ``h0``, takes an explicit
-    Euler step to estimate the second derivative, and sets ``h`` so that the
-    local error of a method of local order ``k`` would be near tolerance.
-    ``derivative(t, y)`` returns ``(code, f)``; it is called once (and
-    counted by the caller).  Returns the unsigned step.
+    Compares the size of ``W[y]`` and its derivative ``W[f]`` to choose
+    ``h0``, takes an explicit Euler step (into row ``y1``) to estimate the
+    second derivative, and sets ``h`` so that the local error of a method
+    of local order ``k`` would be near tolerance.  Costs one evaluation of
+    ``deriv`` (counted), into row ``f1``; if that fails, the first guess
+    ``h0`` is returned and the first step meets the failure itself.
     """
-    scale = tol[1] + tol[0] * np.abs(y0)
-
-    def norm(v):
-        return float(np.sqrt(np.mean(np.abs(v / scale) ** 2)))
-
-    d0, d1 = norm(y0), norm(f0)
+    n = W.shape[1]
+    d0 = 0.0
+    d1 = 0.0
+    for q in range(n):
+        scale = tol[1, q] + tol[0, q] * abs(W[y, q])
+        d0 += (abs(W[y, q]) / scale) ** 2
+        d1 += (abs(W[f, q]) / scale) ** 2
+    d0 = math.sqrt(d0 / n)
+    d1 = math.sqrt(d1 / n)
     h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
-    code, f1 = derivative(t0 + direction * h0, y0 + direction * h0 * f0)
+    for q in range(n):
+        W[y1, q] = W[y, q] + direction * h0 * W[f, q]
+    code = deriv(rhs, args, t0 + direction * h0, W, y1, f1, ist, fs)
     if code != 0:
         return h0
-    d2 = norm(f1 - f0) / h0
+    d2 = 0.0
+    for q in range(n):
+        scale = tol[1, q] + tol[0, q] * abs(W[y, q])
+        d2 += (abs(W[f1, q] - W[f, q]) / scale) ** 2
+    d2 = math.sqrt(d2 / n) / h0
     if max(d1, d2) <= 1e-15:
         h1 = max(1e-6, h0 * 1e-3)
     else:

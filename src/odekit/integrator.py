@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from . import backend as _backend
-from .controllers import FixedStep, PIController, StepDoubling, initial_step
+from .controllers import FixedStep, PIController, StepDoubling
 from .kernels import layout as L
 from .methods import method as lookup_method
 from .problem import ODEProblem, SecondOrderProblem
@@ -100,10 +100,7 @@ class Integrator:
             self._fs[L.H] = self._direction * self.controller.h
         elif self.controller.h0 is not None:
             self._fs[L.H] = self._direction * self.controller.h0
-        else:
-            h0 = initial_step(self._derivative, t0, self._y, self._f, self._direction,
-                              self._ctrl[L.C_EXPONENT], self._tol)
-            self._fs[L.H] = self._direction * min(abs(h0), abs(t1 - t0), self.controller.h_max)
+        # else H stays 0: the kernel chooses the first step (Hairer's algorithm)
         self._fs[L.ERR_PREV] = 1.0
         if isinstance(self.controller, FixedStep) and not self.method.implicit:
             self._warn_if_unstable()
@@ -119,14 +116,6 @@ class Integrator:
                 raise ValueError(f"jac returned {np.size(_call_jac(self.problem, t0))} values at t={t0}; "
                                  f"expected a ({n}, {n}) matrix")
         return code
-
-    def _derivative(self, t, y):
-        """``(code, f(t, y))``, one counted evaluation outside the run's rows."""
-        W = np.zeros((2, y.size), dtype=y.dtype)
-        W[0] = y
-        k = self._kernels
-        code = k.deriv(k.rhs, self.problem.args, t, W, 0, 1, self._ist, self._fs)
-        return code, W[1]
 
     def _warn_if_unstable(self):
         """Before a fixed-step explicit run: a StiffnessWarning when ``h`` is beyond the stability limit.
@@ -148,10 +137,11 @@ class Integrator:
         Judged from the recorded steps and, only when they look like it, one
         estimate of the spectrum at the final state (uncounted evaluations).
         """
-        if (isinstance(self.controller, FixedStep) or self.method.implicit
+        from .analysis.stiffness import STARVING_STEPS, starving_note
+
+        if (isinstance(self.controller, FixedStep) or self.method.implicit or self._ist[L.NACCEPT] < STARVING_STEPS
                 or status not in (L.SUCCESS, L.MAX_STEPS, L.STEP_UNDERFLOW)):
             return None
-        from .analysis.stiffness import starving_note
 
         if recorder.mode == L.RECORD_STEPS:
             steps, states = np.diff(t_out[-102:]), y_out[-102:]
@@ -240,7 +230,10 @@ class Integrator:
 
     @property
     def h(self):
-        """The fixed step, or the next step the adaptive controller will try (signed)."""
+        """The fixed step, or the next step the adaptive controller will try (signed).
+
+        0 before the first step when the controller chooses that step itself.
+        """
         return float(self._fs[L.H])
 
     @property
@@ -522,20 +515,28 @@ def _count(name, value):
 
 def _tolerances(rtol, atol, n):
     tol = np.empty((2, n))
-    for row, name, value in ((0, "rtol", rtol), (1, "atol", atol)):
-        arr = np.asarray(value, dtype=float)
-        if arr.ndim > 1 or (arr.ndim == 1 and arr.size != n):
-            raise ValueError(f"{name} must be a number or have one entry per state component ({n}), "
-                             f"got shape {arr.shape}")
-        if not np.all((arr > 0) & np.isfinite(arr)):
-            raise ValueError(f"{name} must be positive and finite, got {value!r}")
-        tol[row] = arr
+    tol[0], tol[1] = _tolerance("rtol", rtol, n), _tolerance("atol", atol, n)
     floor = 100 * EPS
-    if np.any(tol[0] < floor):
+    if tol[0].min() < floor:
         warnings.warn(f"rtol below {floor:.1e} cannot be met in double precision; using {floor:.1e}",
                       stacklevel=_backend.caller_stacklevel())
         tol[0] = np.maximum(tol[0], floor)
     return tol
+
+
+def _tolerance(name, value, n):
+    """A checked tolerance: a positive number, or one per state component."""
+    if isinstance(value, (float, int)) and not isinstance(value, bool):   # the common case, checked cheaply
+        if value > 0 and math.isfinite(value):
+            return value
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.size != n):
+        raise ValueError(f"{name} must be a number or have one entry per state component ({n}), "
+                         f"got shape {arr.shape}")
+    if not np.all((arr > 0) & np.isfinite(arr)):
+        raise ValueError(f"{name} must be positive and finite, got {value!r}")
+    return arr
 
 
 def _scratch(method, y):

@@ -42,6 +42,7 @@ FOUND = 1e-2             # a Ritz pair whose residual is below FOUND * rho count
 SNAP = 1e-6              # real or imaginary parts below this share of |lambda| (or the residual) are zero
 BREAKDOWN = 1e-7         # the Krylov space is invariant below this * rho (difference noise is ~1e-8)
 WARN_GROWTH = 1e3        # a fixed step is warned about when the fastest mode would grow this much
+STARVING_STEPS = 100     # a run shorter than this is never said to have starved
 IMPLICIT = "backward_euler, trapezoid or linearized_euler"
 NOT_FINITE = "the Jacobian-vector products are not finite (inf or nan from the function or jac, or overflow)"
 
@@ -645,7 +646,7 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
     statistics -- and one estimate of the spectrum at the final state ``(t,
     u)``.  The run starved when
 
-    * it took at least 100 steps, its last 100 steps were nearly constant
+    * it took at least ``STARVING_STEPS`` (100) steps, its last 100 were nearly constant
       (10th to 90th percentile within a factor 2 under PI control, which
       settles on the stability limit; 10 under step doubling, which chatters
       around it with many rejections), and the solution changed by less
@@ -666,7 +667,7 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
 
     The evaluations (about 20) are not counted in the run's statistics.
     """
-    if stats.naccepted < 100:
+    if stats.naccepted < STARVING_STEPS:
         return None
     recorded = states is not None
     last = np.abs(steps[-101:-1] if recorded else steps) / (2.0 if doubling else 1.0)

@@ -11,11 +11,11 @@ progress into those arrays at every accepted step, and returns a status code.
 
 import numpy as np
 
-from ..controllers import accept_factor, reject_factor
+from ..controllers import accept_factor, initial_step, reject_factor
 from . import borrowed
 from .dense import interpolate
 from .layout import (
-    BAD_SHAPE, BUFFER_FULL, C_HMAX, C_HMIN, C_KIND, C_ORDER,
+    BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_HMAX, C_HMIN, C_KIND, C_ORDER,
     CARRY_H, DOUBLING, ERR, ERR_PREV, F, FHALF, FIXED, FNEW, H, HAVE_F, KSTEP, LAST_FAIL,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
     PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, STAGE, STEP_UNDERFLOW, SUCCESS, T, T0, T_END,
@@ -58,6 +58,15 @@ def make_drive(step, deriv):
         doubling_scale = 1.0 / (2.0 ** ctrl[C_ORDER] - 1.0)
         taken = 0
         after_reject = False
+        if kind != FIXED and fs[H] == 0.0:      # no first step given: choose it
+            if ist[HAVE_F] == 0:
+                code = deriv(rhs, args, fs[T], W, Y, F, ist, fs)
+                if code != SUCCESS:
+                    return code
+                ist[HAVE_F] = 1
+            h0 = initial_step(deriv, rhs, args, fs[T], W, Y, F, YNEW, FNEW, direction, ctrl[C_EXPONENT],
+                              tol, ist, fs)
+            fs[H] = direction * min(h0, ctrl[C_HMAX])
         while True:
             t = fs[T]
             if direction * (t_end - t) <= 0.0:

@@ -134,8 +134,8 @@ except AttributeError:  # pragma: no cover - a Numba without these internals: co
 # function, 0.2 ms per kernel call: too much for an Integrator stepped once per
 # frame.  odekit's own functions each have a single signature, so their
 # addresses are computed once, in a FirstClass object, and a table answers
-# Numba's question for the call-convention address.  Anything not in the
-# table goes to Numba's own lookup unchanged.
+# Numba's two questions (the call-convention and the C-wrapper address).
+# Anything not in the table goes to Numba's own lookup unchanged.
 
 _OWN = {}
 
@@ -166,6 +166,7 @@ def _typeof_first_class(value, context):
 
 
 _numba_jit_address = function_type._get_jit_address
+_numba_wrapper_address = function_type._get_wrapper_address
 
 
 def _jit_address(func, sig):
@@ -173,7 +174,13 @@ def _jit_address(func, sig):
     return own.jit_address if own is not None else _numba_jit_address(func, sig)
 
 
+def _wrapper_address(func, sig):
+    own = _OWN.get(id(func))
+    return own.address if own is not None else _numba_wrapper_address(func, sig)
+
+
 function_type._get_jit_address = _jit_address
+function_type._get_wrapper_address = _wrapper_address
 
 
 # --- compilation --------------------------------------------------------------------
@@ -211,15 +218,31 @@ def _only(dispatcher, signature):
 def kernel(fn, signature):
     """``fn`` compiled for exactly one signature, from the disk cache when it is there.
 
-    Further compilation is disabled, so a function argument is converted to
-    the signature's first-class function type instead of triggering a new
-    specialisation for each function passed in.
+    Returned as a :class:`Kernel`, which calls the compiled code without
+    Numba's dispatch: the arguments' types are known, and typing them on
+    every call cost more than a short run.
     """
     dispatcher = numba.njit(cache=CACHE, **OPTIONS)(fn)
     with _quiet():
         dispatcher.compile(signature)
     dispatcher.disable_compile()
-    return dispatcher
+    return Kernel(dispatcher)
+
+
+class Kernel:
+    """A kernel's compiled entry point for its one signature.
+
+    Arguments must have exactly the signature's types (the kernels' callers
+    build them so); ``dispatcher`` is the Numba dispatcher, for inspection.
+    """
+
+    def __init__(self, dispatcher):
+        (self.signature,) = dispatcher.signatures
+        self.dispatcher = dispatcher
+        self._entry = dispatcher.overloads[self.signature].entry_point
+
+    def __call__(self, *args):
+        return self._entry(*args)
 
 
 # --- signatures -----------------------------------------------------------------------
