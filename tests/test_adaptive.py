@@ -148,3 +148,31 @@ def test_controller_options_are_checked(option, value, pattern):
 def test_pi_control_needs_an_embedded_pair():
     with pytest.raises(ValueError, match="no embedded error estimate.*StepDoubling"):
         odekit.solve(ORBIT, "rk4", controller=odekit.PIController(), backend="python")
+
+
+def _pendulum(t, y):
+    return np.array([y[1], -9.8 * np.sin(y[0])])
+
+
+def _decay3(t, y):
+    return np.array([-y[0], -10.0 * y[1], 0.1 * y[2]])
+
+
+@pytest.mark.parametrize("fun, y0, rtol, atol", [
+    (_pendulum, [2.0, 0.0], 1e-6, 1e-9),
+    (_pendulum, [0.1, 0.3], 1e-3, 1e-6),
+    (_decay3, [1.0, 2.0, 3.0], 1e-8, 1e-12),
+    (_decay3, [0.0, 1e-9, 0.0], 1e-6, 1e-9),      # y0 below atol: Hairer's 1e-6 start
+])
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_the_first_step_is_hairers_choice_as_scipy_computes_it(fun, y0, rtol, atol, backend):
+    """The kernel's initial step equals SciPy's implementation of the same algorithm (Hairer,
+    Norsett & Wanner, II.4) for the same local order: dp54's error estimate is of order 4."""
+    select_initial_step = pytest.importorskip("scipy.integrate._ivp.common").select_initial_step
+    y0 = np.array(y0)
+    integ = odekit.Integrator(odekit.ODEProblem(fun, (0.0, 10.0), y0), "dp54", rtol=rtol, atol=atol,
+                              backend=backend)
+    integ.step()
+    assert integ.stats.nrejected == 0           # so the step taken is the one chosen
+    expected = select_initial_step(fun, 0.0, y0, 10.0, np.inf, fun(0.0, y0), 1, 4, rtol, atol)
+    assert integ.t == pytest.approx(expected, rel=1e-12)

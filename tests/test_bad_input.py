@@ -145,7 +145,8 @@ def test_wrong_shape_mid_run_fixed_step_keeps_the_trajectory_and_names_the_time(
     np.testing.assert_allclose(sol.y, expected, rtol=1e-14, atol=0)
     assert sol.stats.naccepted == 4
     assert named_time(sol.message) == 0.5
-    assert "(2,)" in sol.message and "wrong number of values" in sol.message
+    assert "wrong number of values (an array of shape (3,))" in sol.message
+    assert "expected an array of shape (2,)" in sol.message
 
 
 def test_wrong_shape_mid_run_adaptive_is_not_retried_and_keeps_the_trajectory():
@@ -158,7 +159,11 @@ def test_wrong_shape_mid_run_adaptive_is_not_retried_and_keeps_the_trajectory():
 
     sol = solve(ODEProblem(fun, (0.0, 1.0), [1.0, 2.0]), "dp54", backend="python")
     assert sol.status == Status.BAD_SHAPE
-    assert len(late_calls) == 1                 # a shape error is not a step-size problem: no retry
+    # a shape error is not a step-size problem: no retry -- one evaluation at t >= 0.5, and the
+    # message's own call at the same time to name the shape returned
+    assert sol.stats.nrejected == 0
+    assert len(late_calls) == 2 and late_calls[0] == late_calls[1]
+    assert "(an array of shape (3,))" in sol.message
     assert len(sol.t) == sol.stats.naccepted + 1
     assert 0.0 < sol.t[-1] < 0.5
     np.testing.assert_allclose(sol.y, np.exp(-sol.t)[:, None] * [1.0, 2.0], rtol=1e-6)
@@ -283,6 +288,11 @@ def test_nonfinite_h_is_refused(h):
 def test_h_larger_than_the_span_is_refused_naming_the_span(h):
     with pytest.raises(ValueError, match=r"h=.*larger than the span.*1\.0.*accepted: 0 < h <= 1\.0"):
         solve(ODEProblem(decay, (0.0, 1.0), [1.0]), "rk4", h=h, backend="python")
+
+
+def test_fixed_step_controller_larger_than_the_span_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"controller.h=5.0 is larger than the span.*accepted: 0 < controller.h <= 1\.0"):
+        solve(ODEProblem(decay, (0.0, 1.0), [1.0]), "rk4", controller=odekit.FixedStep(5.0), backend="python")
 
 
 def test_h_larger_than_a_backward_span_is_refused():
@@ -471,6 +481,11 @@ def test_unknown_method_lists_close_names(wrong, close):
 def test_unknown_method_from_odekit_method_too():
     with pytest.raises(ValueError, match=r"unknown method 'leap_frog'; closest: .*leapfrog"):
         odekit.method("leap_frog")
+
+
+def test_unknown_method_far_from_every_name_still_lists_some():
+    with pytest.raises(ValueError, match=r"unknown method 'zzzz'; closest: \w+, \w+, \w+, \w+\. `odekit methods`"):
+        odekit.method("zzzz")
 
 
 @pytest.mark.parametrize("backend", ["cuda", "Numba", "", None])

@@ -3,11 +3,14 @@
 import csv
 import io
 import math
+import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
+import odekit
 from odekit import cli
 from odekit.progress import Progress
 
@@ -33,7 +36,16 @@ def test_solve_prints_the_summary_and_writes_plot_and_csv(capsys, tmp_path):
                        "--t-end", "6.2832", "--plot", str(png), "--csv", str(table))
     assert code == 0
     assert "steps 629 accepted" in out and "f-evaluations 630" in out
-    assert "angular_momentum drift (relative)" in out
+    # the printed error and drifts are the library's, for the same run
+    sol = odekit.solve(odekit.problems.kepler(t_end=6.2832), "velocity_verlet", h=0.01)
+    x, v = sol.problem.exact(sol.t[-1])
+    error = float(np.max(np.abs(sol.y[-1] - np.stack([x, v]))))
+    assert f"final error against the exact solution: {error:.3e}" in out
+    energy = sol.invariants()["energy"]
+    drift = np.abs(energy - energy[0]) / abs(energy[0])
+    assert f"energy drift (relative): max {drift.max():.3e}, final {drift[-1]:.3e}" in out
+    printed = re.search(r"angular_momentum drift \(relative\): max (\S+),", out)
+    assert float(printed.group(1)) < 1e-13          # a splitting method keeps it to round-off
     assert png.read_bytes()[:8] == PNG
     rows = list(csv.reader(table.open()))
     assert rows[0] == ["t", "x0", "x1", "v0", "v1"] and len(rows) == 1 + 630

@@ -578,6 +578,35 @@ def test_compiled_and_python_backends_give_the_same_numbers(name, prob, h):
     _agree(a, b)
 
 
+@pytest.mark.parametrize("name", odekit.methods().names())
+def test_every_method_gives_the_same_numbers_on_both_backends(name):
+    """Registry-driven: every family's kernel, compiled and as Python (implicit ones solve with
+    different LU codes, so they agree to round-off rather than to the last bit)."""
+    prob = SecondOrderProblem(oscillator, (0.0, 2.0), [1.0, 0.5], [0.0, 0.2], args=(2.0,),
+                              velocity_dependent=False)
+    a = solve(prob, name, h=0.05, backend="numba")
+    b = solve(prob, name, h=0.05, backend="python")
+    _agree(a, b, rel=1e-11 if odekit.method(name).implicit else 1e-13)
+
+
+@pytest.mark.parametrize("name, options", [
+    ("rk4", dict(adaptive="doubling")),
+    ("leapfrog", dict(adaptive="doubling")),
+    ("trapezoid", dict(adaptive="doubling")),
+    ("dp54", dict(t_eval=np.linspace(0.0, 3.0, 7), dense_output=True)),
+    ("rk4", dict(h=0.1, t_eval=np.linspace(0.0, 3.0, 7), dense_output=True)),
+], ids=["rk4-doubling", "leapfrog-doubling", "trapezoid-doubling", "dp54-teval-dense", "rk4-teval-dense"])
+def test_both_backends_agree_on_step_doubling_and_recorded_output(name, options):
+    prob = SecondOrderProblem(oscillator, (0.0, 3.0), [1.0, 0.5], [0.0, 0.2], args=(2.0,),
+                              velocity_dependent=False)
+    a = solve(prob, name, backend="numba", **options)
+    b = solve(prob, name, backend="python", **options)
+    _agree(a, b, rel=1e-11 if odekit.method(name).implicit else 1e-13)
+    if options.get("dense_output"):
+        t = np.linspace(0.0, 3.0, 31)
+        np.testing.assert_allclose(a.sol(t), b.sol(t), rtol=0, atol=1e-13)
+
+
 def test_compiled_and_python_backends_give_the_same_numbers_adaptive_dp54():
     prob = ODEProblem(pendulum, (0.0, 3.0), [1.0, 0.0], args=(0.7,))
     a = solve(prob, "dp54", backend="numba")
@@ -629,3 +658,30 @@ def test_python_backend_reports_python_and_no_reason():
     assert sol.backend == "python" and sol.backend_reason == ""
     assert Integrator(ODEProblem(pendulum, (0.0, 1.0), [1.0, 0.0], args=(0.7,)), "rk4", h=0.05,
                       backend="python").backend == "python"
+
+
+# --- the user's Jacobian ------------------------------------------------------------------
+
+STIFF_A = np.array([[-1.0, 2.0], [0.0, -50.0]])
+
+
+def linear_stiff(t, y):
+    return STIFF_A @ y
+
+
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_the_users_jacobian_replaces_finite_differences(backend):
+    def run(jac):
+        return solve(ODEProblem(linear_stiff, (0.0, 1.0), [1.0, 1.0], jac=jac), "backward_euler", h=0.1,
+                     backend=backend)
+
+    by_differences, given, constant = run(None), run(lambda t, y: STIFF_A), run(STIFF_A)
+    # the same Newton iterates (the problem is linear, both Jacobians exact to round-off), but no
+    # difference columns: two evaluations fewer per Jacobian, and f(y) is not needed for one
+    assert given.stats.njev == by_differences.stats.njev == 10
+    assert given.stats.nfev == constant.stats.nfev < by_differences.stats.nfev - 2 * given.stats.njev
+    np.testing.assert_allclose(given.y, by_differences.y, rtol=1e-9)
+    # and it is really used: a zero "Jacobian" turns Newton into a fixed-point iteration, which
+    # diverges at h * 50 = 5 and stops the fixed-step run
+    wrong = run(lambda t, y: np.zeros((2, 2)))
+    assert wrong.status == Status.NEWTON_FAILED

@@ -302,7 +302,9 @@ class Integrator:
             return (f"{what} returned non-finite values (inf or nan) at {where}, in the step from "
                     f"t={t:.6g} with h={self.h:.3g}; a smaller h or an adaptive method may get through")
         if status == L.BAD_SHAPE:
-            return (f"{what} returned the wrong number of values at {where}; expected an array "
+            shape = self._returned_shape(fs[L.T_FAIL])
+            got = f" (an array of shape {shape})" if shape is not None else ""
+            return (f"{what} returned the wrong number of values{got} at {where}; expected an array "
                     f"of shape {self.problem.shape}")
         if status == L.NEWTON_FAILED:
             return (f"Newton's method did not converge at {where} (step from t={t:.6g} with "
@@ -317,6 +319,26 @@ class Integrator:
             return (f"step size underflow at t={t:.6g}: the step needed fell below {floor}{why}. "
                     "The solution may be singular there, or the problem stiff (try an implicit method)")
         return f"stopped with status {status}"
+
+    def _returned_shape(self, t):
+        """The shape the user's function returns at time ``t`` and the current state, if it is wrong.
+
+        The kernels only know that the size was wrong; one more call, at the
+        last good state, tells the shape for the message (None if the call
+        fails or the shape is right there).
+        """
+        p = self.problem
+        if p.inplace:        # writes into a buffer of the right shape: never the culprit
+            return None
+        try:
+            if p.second_order:
+                x, v = self._half(0), self._half(1)
+                shape = np.shape(p.accel(t, x, v, *p.args))
+            else:
+                shape = np.shape(p.fun(t, self.y, *p.args))
+        except Exception:
+            return None
+        return None if shape == p.shape else shape
 
     # --- solve(): the whole span, recorded ---------------------------------------
     def _solve(self, t_eval, dense_output):

@@ -202,7 +202,7 @@ class Method:
 class MethodTable(tuple):
     """The registry as a tuple of :class:`Method` that prints as a table."""
 
-    COLUMNS = ("name", "family", "order", "emb", "stages", "f/step", "FSAL", "symplectic", "aliases")
+    COLUMNS = ("name", "family", "order", "emb", "stages", "f/step", "FSAL", "symplectic", "a(x) only", "aliases")
 
     def rows(self):
         for m in self:
@@ -211,7 +211,7 @@ class MethodTable(tuple):
                    "" if m.embedded_order is None else str(m.embedded_order),
                    str(m.stages), "Newton" if evals is None else str(evals),
                    "yes" if m.fsal else "", "yes" if m.symplectic else "",
-                   ", ".join(m.aliases))
+                   "yes" if m.needs_velocity_independent else "", ", ".join(m.aliases))
 
     def __str__(self):
         rows = [self.COLUMNS] + list(self.rows())
@@ -226,7 +226,7 @@ class MethodTable(tuple):
     def markdown(self):
         """The registry as a Markdown table: what the README shows."""
         columns = ("method", "family", "order", "embedded", "stages", "f-evals/step", "FSAL",
-                   "symplectic", "aliases", "reference")
+                   "symplectic", "forces a(x) only", "aliases", "reference")
         lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         for m, row in zip(self, self.rows()):
             cells = [f"`{row[0]}`", *row[1:-1], ", ".join(f"`{a}`" for a in m.aliases), m.reference]
@@ -279,7 +279,7 @@ def method(name):
         return name
     found = _LOOKUP.get(_key(name))
     if found is None:
-        close = difflib.get_close_matches(_key(name), list(_LOOKUP), n=4, cutoff=0.5)
-        hint = f"; closest: {', '.join(close)}" if close else ""
-        raise ValueError(f"unknown method {name!r}{hint}. `odekit methods` lists them all")
+        close = difflib.get_close_matches(_key(name), list(_LOOKUP), n=4, cutoff=0.0)
+        raise ValueError(f"unknown method {name!r}; closest: {', '.join(close)}. "
+                         "`odekit methods` lists them all")
     return found

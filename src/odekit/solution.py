@@ -162,6 +162,10 @@ class Solution:
         shaped = self.problem.unflatten(out)
         return shaped[0] if scalar else shaped
 
+    def sol(self, t):
+        """``self(t)``, as SciPy spells it (``solve_ivp(...).sol(t)``)."""
+        return self(t)
+
     def invariants(self, names=None):
         """Each invariant evaluated along the trajectory: ``{name: array (m,)}``.
 

@@ -62,11 +62,12 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         For bad input, before anything is computed: the message names the
         argument, its value and what is accepted.
     """
-    if h is not None and hasattr(problem, "t_span"):
+    step, name = (controller.h, "controller.h") if isinstance(controller, FixedStep) else (h, "h")
+    if step is not None and hasattr(problem, "t_span"):
         span = abs(problem.t_span[1] - problem.t_span[0])
-        if _step_size(h) > span:
-            raise ValueError(f"h={h!r} is larger than the span |t_end - t0| = {span!r}; "
-                             f"accepted: 0 < h <= {span!r}")
+        if _step_size(step) > span:
+            raise ValueError(f"{name}={step!r} is larger than the span |t_end - t0| = {span!r}; "
+                             f"accepted: 0 < {name} <= {span!r}")
     integ = Integrator(problem, method, h=h, rtol=rtol, atol=atol, adaptive=adaptive,
                        controller=controller, backend=backend,
                        max_steps=_default_max_steps(max_steps, h, adaptive, controller))
