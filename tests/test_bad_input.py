@@ -500,7 +500,7 @@ def test_bad_adaptive_value_lists_the_accepted_ones(adaptive):
         solve(ODEProblem(decay, (0.0, 1.0), [1.0]), "dp54", adaptive=adaptive, backend="python")
 
 
-@pytest.mark.parametrize("name", ["rk4", "euler", "backward_euler", "midpoint"])
+@pytest.mark.parametrize("name", ["rk4", "euler", "implicit_midpoint", "midpoint"])
 def test_adaptive_without_an_embedded_pair_suggests_doubling(name):
     prob = ODEProblem(decay, (0.0, 1.0), [1.0])
     with pytest.raises(ValueError, match=rf"'{name}' has no embedded error estimate.*adaptive='doubling'"):

@@ -676,10 +676,11 @@ def test_the_users_jacobian_replaces_finite_differences(backend):
                      backend=backend)
 
     by_differences, given, constant = run(None), run(lambda t, y: STIFF_A), run(STIFF_A)
-    # the same Newton iterates (the problem is linear, both Jacobians exact to round-off), but no
-    # difference columns: two evaluations fewer per Jacobian, and f(y) is not needed for one
-    assert given.stats.njev == by_differences.stats.njev == 10
-    assert given.stats.nfev == constant.stats.nfev < by_differences.stats.nfev - 2 * given.stats.njev
+    # the same Newton iterates (the problem is linear, both Jacobians exact to round-off), and
+    # the same Jacobians (reused from step to step), but no difference columns: n = 2 evaluations
+    # fewer per Jacobian
+    assert given.stats.njev == constant.stats.njev == by_differences.stats.njev >= 1
+    assert given.stats.nfev == constant.stats.nfev == by_differences.stats.nfev - 2 * given.stats.njev
     np.testing.assert_allclose(given.y, by_differences.y, rtol=1e-9)
     # and it is really used: a zero "Jacobian" turns Newton into a fixed-point iteration, which
     # diverges at h * 50 = 5 and stops the fixed-step run

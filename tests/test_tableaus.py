@@ -36,7 +36,8 @@ def test_tableau_has_exactly_its_declared_order(m):
 @pytest.mark.parametrize("m", [m for m in TABLEAU_METHODS if m.embedded_order is not None],
                          ids=lambda m: m.name)
 def test_embedded_weights_have_their_declared_order(m):
-    declared = {"heun_euler": 1, "bs32": 2, "rkf45": 5, "cash_karp": 4, "dp54": 4}[m.name]
+    declared = {"heun_euler": 1, "bs32": 2, "rkf45": 5, "cash_karp": 4, "dp54": 4,
+                "backward_euler": 2, "trapezoid": 1, "trbdf2": 3, "kencarp4": 3}[m.name]
     c = m.coefficients
     assert order_conditions.satisfies(c.A, c.b_hat, declared)
     assert not order_conditions.satisfies(c.A, c.b_hat, declared + 1)
@@ -149,7 +150,7 @@ def test_registry_prints_as_a_table_with_every_method():
 
 def test_issue_method_list_is_registered():
     wanted = ["euler", "midpoint", "heun", "ralston", "kutta3", "rk4", "rk38", "heun_euler", "bs32",
-              "rkf45", "cash_karp", "dp54", "backward_euler", "trapezoid", "implicit_midpoint",
+              "rkf45", "cash_karp", "dp54", "backward_euler", "trapezoid", "trbdf2", "kencarp4", "implicit_midpoint",
               "linearized_euler", "symplectic_euler", "symplectic_euler_b", "velocity_verlet",
               "position_verlet", "leapfrog", "forest_ruth", "pefrl", "yoshida6"]
     assert odekit.methods().names() == wanted

@@ -23,7 +23,7 @@ import numpy as np
 
 from .kernels import jitable
 from .kernels.layout import (
-    C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HAS_JAC, C_HMAX, C_HMIN,
+    C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HAS_JAC, C_HMAX, C_HMIN, C_HOLD,
     C_KIND, C_NEWTON, C_ORDER, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED,
 )
 
@@ -163,7 +163,14 @@ def _params(kind, method, k, safety, fmin, fmax, beta1, beta2, hmin, hmax):
     ctrl[C_ORDER] = method.order
     ctrl[C_NEWTON] = 1e-3
     ctrl[C_HAS_JAC] = 0.0
+    # an implicit method keeps its factored Newton matrix while h stays put, so
+    # a small growth is not worth a new LU (Hairer & Wanner's RADAU5 keeps h
+    # for factors in [1, 1.2])
+    ctrl[C_HOLD] = IMPLICIT_HOLD if method.family == "implicit_rk" else 1.0
     return ctrl
+
+
+IMPLICIT_HOLD = 1.2
 
 
 # --- the formulas, run by the kernels in both backends -------------------------
@@ -178,6 +185,8 @@ def accept_factor(ctrl, err, err_prev, after_reject):
     factor = min(ctrl[C_FMAX], max(ctrl[C_FMIN], factor))
     if after_reject:
         factor = min(1.0, factor)
+    if 1.0 <= factor <= ctrl[C_HOLD]:
+        factor = 1.0
     return factor
 
 

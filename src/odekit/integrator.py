@@ -224,9 +224,11 @@ class Integrator:
         self._invalidate()
 
     def _invalidate(self):
-        """The state changed from outside: remembered derivatives no longer hold."""
+        """The state changed from outside: remembered derivatives (and Jacobians) no longer hold."""
         self._ist[L.HAVE_F] = 0
+        self._ist[L.JAC_REUSE] = 0
         self._fs[L.CARRY_H] = 0.0
+        self._fs[L.LU_HG] = 0.0
 
     @property
     def h(self):

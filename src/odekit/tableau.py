@@ -126,10 +126,13 @@ class ButcherTableau:
         """``(T, c, flags)`` for the kernels: ``T`` stacks ``A``, ``b`` and ``e = b - b_hat``.
 
         ``e`` is a row of zeros without an embedded pair; ``flags = [fsal,
-        estimate]``.
+        estimate, one_diagonal]``, the last when the implicit stages share one
+        diagonal value (an SDIRK: the error estimate can be filtered by its
+        Newton matrix).
         """
+        diagonal = {self.A[i][i] for i in range(self.stages)} - {0}
         return (_stacked(self.A, self.b, self.b_hat), np.array(self.c, dtype=float),
-                np.array([self.fsal, self.b_hat is not None], dtype=np.int64))
+                np.array([self.fsal, self.b_hat is not None, len(diagonal) == 1], dtype=np.int64))
 
     def dense_matrix(self):
         """The continuous extension as a float array (``0 x 0`` when absent)."""

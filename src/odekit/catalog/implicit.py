@@ -1,27 +1,69 @@
-"""Implicit methods for stiff systems: Newton-solved tableaus and Rosenbrock."""
+"""Implicit methods for stiff systems: Newton-solved tableaus and Rosenbrock.
+
+The diagonally implicit ones carry an embedded error estimate, so they run
+adaptively by default (filtered through their Newton matrix, see
+:mod:`odekit.kernels.implicit_rk`).  Backward Euler and the trapezoid are
+written with an explicit first stage ``f(t, y)`` for that: their one-step
+formula is unchanged, and the estimate costs one evaluation per step.
+"""
 
 from fractions import Fraction as F
 
 from ..methods import Method, register
+from ..surds import Surd
 from ..tableau import ButcherTableau, RosenbrockTableau
 
 HW = "Hairer & Wanner, Solving ODEs II (1996)"
 
 register(Method(
     "backward_euler", "implicit (backward) Euler",
-    ButcherTableau(c=[1], A=[[1]], b=[1]),
+    ButcherTableau(c=[0, 1], A=[[], [0, 1]], b=[0, 1], b_hat=[F(1, 2), F(1, 2)]),
     order=1, aliases=("implicit_euler",),
-    reference="Euler (1768); " + HW + ", IV.3",
+    reference="Euler (1768); " + HW + ", IV.3; error estimate h/2 (f(y1) - f(y0)), "
+              "the difference to the trapezoid",
     stability="R(z) = 1/(1 - z): L-stable, |R| <= 1 outside the disk |1 - z| < 1, R(∞) = 0; "
               "damps every mode, including oscillations it should keep"))
 
 register(Method(
     "trapezoid", "implicit trapezoid (Crank-Nicolson)",
-    ButcherTableau(c=[0, 1], A=[[], [F(1, 2), F(1, 2)]], b=[F(1, 2), F(1, 2)]),
+    ButcherTableau(c=[0, 1], A=[[], [F(1, 2), F(1, 2)]], b=[F(1, 2), F(1, 2)], b_hat=[1, 0]),
     order=2, aliases=("implicit_trapezoid", "crank_nicolson", "trapezoidal"),
-    reference="Crank & Nicolson, Proc. Camb. Phil. Soc. 43 (1947); " + HW + ", IV.3",
+    reference="Crank & Nicolson, Proc. Camb. Phil. Soc. 43 (1947); " + HW + ", IV.3; error estimate "
+              "against explicit Euler, so adaptive steps are those of a first-order method (conservative)",
     stability="R(z) = (1 + z/2)/(1 - z/2): A-stable, stable exactly on the left half-plane, "
               "|R| = 1 on the imaginary axis (keeps circles), not L-stable: R(∞) = -1"))
+
+_SQRT2 = Surd.sqrt(2)
+_G = 2 - _SQRT2                  # TR-BDF2's gamma: the trapezoid covers [t, t + gamma h]
+_D, _W = _G / 2, _SQRT2 / 4
+
+register(Method(
+    "trbdf2", "TR-BDF2",
+    ButcherTableau(c=[0, _G, 1], A=[[], [_D, _D], [_W, _W, _D]], b=[_W, _W, _D],
+                   b_hat=[(1 - _W) / 3, (3 * _W + 1) / 3, _D / 3]),
+    order=2, aliases=("tr_bdf2",),
+    reference="Bank, Coughran, Fichtner, Grosse, Rose & Smith, IEEE Trans. CAD 4 (1985); as an ESDIRK "
+              "with the embedded third-order estimate of Hosea & Shampine, Appl. Numer. Math. 20 (1996)",
+    stability="L-stable (R(∞) = 0), stiffly accurate; a trapezoid stage to t + (2 - √2) h, then BDF2; "
+              "one LU serves both implicit stages"))
+
+register(Method(
+    "kencarp4", "Kennedy-Carpenter ESDIRK 4(3)",
+    ButcherTableau(
+        c=[0, F(1, 2), F(83, 250), F(31, 50), F(17, 20), 1],
+        A=[[],
+           [F(1, 4), F(1, 4)],
+           [F(8611, 62500), F(-1743, 31250), F(1, 4)],
+           [F(5012029, 34652500), F(-654441, 2922500), F(174375, 388108), F(1, 4)],
+           [F(15267082809, 155376265600), F(-71443401, 120774400), F(730878875, 902184768),
+            F(2285395, 8070912), F(1, 4)],
+           [F(82889, 524892), 0, F(15625, 83664), F(69875, 102672), F(-2260, 8211), F(1, 4)]],
+        b=[F(82889, 524892), 0, F(15625, 83664), F(69875, 102672), F(-2260, 8211), F(1, 4)],
+        b_hat=[F(4586570599, 29645900160), 0, F(178811875, 945068544), F(814220225, 1159782912),
+               F(-3700637, 11593932), F(61727, 225920)]),
+    order=4, aliases=("esdirk4", "esdirk43", "ark4_esdirk"),
+    reference="Kennedy & Carpenter, Appl. Numer. Math. 44 (2003): the implicit part of ARK4(3)6L[2]SA",
+    stability="L-stable (R(∞) = 0), stiffly accurate, gamma = 1/4 on the diagonal: one LU per step size"))
 
 register(Method(
     "implicit_midpoint", "implicit midpoint",

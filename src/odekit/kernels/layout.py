@@ -29,7 +29,9 @@ ERR_PREV = 4     # previous accepted error norm (PI control)
 T_FAIL = 5       # time of the evaluation that failed
 CARRY_H = 6      # a step's private memory (leapfrog's half-step velocity)
                  # is valid for continuing with this step size; 0 = invalid
-FS_SIZE = 7
+LU_HG = 7        # h * g of the factored Newton matrix I - h g J; 0 = no valid factors
+NEWTON_RATE = 8  # largest contraction rate of Newton's method in the last step
+FS_SIZE = 9
 
 # --- integer state ``ist`` ---------------------------------------------------
 NFEV = 0         # right-hand-side (or force) evaluations
@@ -46,7 +48,8 @@ PAUSE_AFTER = 10  # stop with PAUSED after this many accepted steps in a call
 TEVAL_NEXT = 11  # index of the next requested output time
 LAST_FAIL = 12   # code of the last failed step attempt (adaptive runs)
 RECORD = 13      # what to record: RECORD_NONE, RECORD_STEPS or RECORD_TEVAL
-IST_SIZE = 14
+JAC_REUSE = 14   # 1 when the Jacobian in J may serve the next step (simplified Newton)
+IST_SIZE = 15
 
 RECORD_NONE = 0
 RECORD_STEPS = 1  # every accepted step
@@ -86,4 +89,5 @@ C_HMAX = 8
 C_ORDER = 9      # order p of the method (step doubling divides by 2^p - 1)
 C_NEWTON = 10    # Newton tolerance as a fraction of the error tolerance
 C_HAS_JAC = 11   # 1 when the user's Jacobian is used, 0 for finite differences
-C_SIZE = 12
+C_HOLD = 12      # keep h when the controller would grow it by a factor in [1, C_HOLD]
+C_SIZE = 13
