@@ -26,15 +26,15 @@ def _vector(name, values, s):
     return values
 
 
-def _weights(tableau):
-    """Make ``b`` and ``b_hat`` exact and check that each sums to one; return the stages."""
+def _weights(tableau, tolerance=0):
+    """Make ``b`` and ``b_hat`` exact and check that each sums to one (within ``tolerance``); return the stages."""
     s = len(tableau.b)
     object.__setattr__(tableau, "b", _vector("b", tableau.b, s))
-    if sum(tableau.b) != 1:
+    if abs(sum(tableau.b) - 1) > tolerance:
         raise ValueError(f"the weights b sum to {sum(tableau.b)}, not 1")
     if tableau.b_hat is not None:
         object.__setattr__(tableau, "b_hat", _vector("b_hat", tableau.b_hat, s))
-        if sum(tableau.b_hat) != 1:
+        if abs(sum(tableau.b_hat) - 1) > tolerance:
             raise ValueError(f"the embedded weights b_hat sum to {sum(tableau.b_hat)}, not 1")
     return s
 
@@ -149,6 +149,10 @@ class RosenbrockTableau:
     triangular, ``gamma`` lower triangular with a constant diagonal.
     ``time_derivative=False`` drops the ``f_t`` term (as Baraff & Witkin's
     linearised Euler does), which is exact for autonomous problems.
+
+    ``tolerance`` is for coefficients published as rounded decimals (most
+    Rosenbrock methods, found numerically): the weights and the order
+    conditions then hold to within it rather than exactly.
     """
 
     alpha: tuple
@@ -156,9 +160,39 @@ class RosenbrockTableau:
     b: tuple
     b_hat: tuple | None = None
     time_derivative: bool = True
+    tolerance: Fraction = Fraction(0)
+
+    @classmethod
+    def from_transformed(cls, gamma, a, c, m, m_hat=None, tolerance=0, time_derivative=True):
+        """From the coefficients as implemented by Hairer & Wanner (their RODAS code).
+
+        Their stages are ``u_i = sum_j gamma_ij k_j``, which removes the
+        matrix-vector products (*Solving ODEs II*, IV.7, eq. 7.17--7.18):
+        ``a = alpha Gamma^-1``, ``C = diag(1/gamma) - Gamma^-1``, ``m = b
+        Gamma^-1``.  So ``Gamma = (I/gamma - C)^-1``, ``alpha = a Gamma``,
+        ``b = m Gamma``, ``b_hat = m_hat Gamma``, all in exact arithmetic (give
+        decimals as strings: ``"0.9466785280815826"`` is that decimal exactly).
+        """
+        g = _exact(gamma)
+        s = len(m)
+        A, C = _square("a", a, s), _square("c", c, s)
+        # Gamma^-1 = I/gamma - C is lower triangular: invert by forward substitution
+        inv = [[(1 / g if i == j else -C[i][j]) for j in range(s)] for i in range(s)]
+        G = [[Fraction(0)] * s for _ in range(s)]
+        for j in range(s):
+            for i in range(j, s):
+                rhs = Fraction(1 if i == j else 0) - sum(inv[i][k] * G[k][j] for k in range(j, i))
+                G[i][j] = rhs / inv[i][i]
+
+        def times_gamma(row):
+            return [sum(row[k] * G[k][j] for k in range(s)) for j in range(s)]
+
+        return cls(alpha=[times_gamma(row) for row in A], gamma=G, b=times_gamma(_vector("m", m, s)),
+                   b_hat=None if m_hat is None else times_gamma(_vector("m_hat", m_hat, s)),
+                   time_derivative=time_derivative, tolerance=_exact(tolerance))
 
     def __post_init__(self):
-        s = _weights(self)
+        s = _weights(self, self.tolerance)
         set_ = object.__setattr__
         set_(self, "alpha", _square("alpha", self.alpha, s))
         set_(self, "gamma", _square("gamma", self.gamma, s))
@@ -213,9 +247,13 @@ class RosenbrockTableau:
             raise ValueError(f"Rosenbrock order conditions are implemented for orders 1-4, not {order}")
         return table[order]
 
+    def satisfies(self, order, weights=None):
+        """True when the conditions of ``order`` hold (within ``tolerance``)."""
+        return all(abs(r) <= self.tolerance for r in self.residuals(order, weights))
+
     def order(self, max_order=4):
         p = 0
-        while p < max_order and all(r == 0 for r in self.residuals(p + 1)):
+        while p < max_order and self.satisfies(p + 1):
             p += 1
         return p
 
@@ -223,7 +261,7 @@ class RosenbrockTableau:
         if self.b_hat is None:
             return None
         p = 0
-        while p < max_order and all(r == 0 for r in self.residuals(p + 1, self.b_hat)):
+        while p < max_order and self.satisfies(p + 1, self.b_hat):
             p += 1
         return p
 

@@ -82,3 +82,28 @@ register(Method(
     reference="Baraff & Witkin, Large Steps in Cloth Simulation, SIGGRAPH 1998: "
               "one Newton step of backward Euler, Δy = (I/h - J)⁻¹ f(y₀)",
     stability="R(z) = 1/(1 - z) as backward Euler (exact Jacobian): L-stable"))
+
+# Hairer & Wanner's RODAS (METH = 1 of rodas.f), as they print it: stage
+# couplings a_ij and c_ij of the transformed stages, rounded to 16 digits.
+_RODAS_A = [[], ["1.544"],
+            ["0.9466785280815826", "0.2557011698983284"],
+            ["3.314825187068521", "2.896124015972201", "0.9986419139977817"],
+            ["1.221224509226641", "6.019134481288629", "12.53708332932087", "-0.6878860361058950"],
+            ["1.221224509226641", "6.019134481288629", "12.53708332932087", "-0.6878860361058950", 1]]
+_RODAS_C = [[], ["-5.6688"],
+            ["-2.430093356833875", "-0.2063599157091915"],
+            ["-0.1073529058151375", "-9.594562251023355", "-20.47028614809616"],
+            ["7.496443313967647", "-10.24680431464352", "-33.99990352819905", "11.70890893206160"],
+            ["8.083246795921522", "-7.981132988064893", "-31.52159432874371", "16.31930543123136",
+             "-6.058818238834054"]]
+
+register(Method(
+    "rodas4", "Rodas4 (Rosenbrock, stiffly accurate)",
+    RosenbrockTableau.from_transformed(
+        gamma=F(1, 4), a=_RODAS_A, c=_RODAS_C,
+        m=[*_RODAS_A[4], 1, 1], m_hat=[*_RODAS_A[4], 1, 0], tolerance=F(1, 10 ** 13)),
+    order=4, aliases=("rosenbrock", "rodas"),
+    reference=HW + ", IV.7 (Table 7.2 and the code RODAS): 6 stages, order 4 with an embedded order 3, "
+              "coefficients rounded to 16 digits",
+    stability="L-stable (R(∞) = 0), stiffly accurate; one Jacobian and one LU per step, no Newton "
+              "iteration (needs the exact Jacobian for its order)"))

@@ -122,12 +122,12 @@ def implicit_rk_step(rhs, jac, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ha
     """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
     T, c, flags = m          # implicit stages never reuse f: no FSAL
     s = c.shape[0]
-    ytmp, ftmp = STAGE + s + 4, STAGE + s + 5
+    ytmp, ftmp, fback = STAGE + s + 4, STAGE + s + 5, STAGE + s + 6
     explicit_first = T[0, 0] == 0.0          # stage 1 is f(t, y) itself
     fresh = ist[JAC_REUSE] == 0
     if fresh:
-        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, explicit_first, t, W, y, f, have_f,
-                                 J, ytmp, ftmp, ist, fs)
+        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, explicit_first, t, W, y, f, have_f,
+                                 J, ytmp, ftmp, fback, ist, fs)
         fs[LU_HG] = 0.0                      # factors of the old Jacobian
     elif explicit_first and not have_f:
         code = evaluate_finite(rhs, args, t, W, y, f, ist, fs)
@@ -141,8 +141,8 @@ def implicit_rk_step(rhs, jac, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ha
     if code == NEWTON_FAILED and not fresh:
         # an old Jacobian may be what failed: take it anew and try the same step once more
         fresh = True
-        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, explicit_first, t, W, y, f, have_f,
-                                 J, ytmp, ftmp, ist, fs)
+        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, explicit_first, t, W, y, f, have_f,
+                                 J, ytmp, ftmp, fback, ist, fs)
         fs[LU_HG] = 0.0
         if code != SUCCESS:
             ist[JAC_REUSE] = 0

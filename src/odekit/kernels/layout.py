@@ -70,7 +70,7 @@ YHALF = 5        # step doubling: the state after the first half step
 FHALF = 6        # and f there
 YFULL = 7        # step doubling: the result of the whole step
 STAGE = 8        # first of the family's own rows: stages, then work rows
-FAMILY_ROWS = 6  # work rows a family may use after its stages
+FAMILY_ROWS = 7  # work rows a family may use after its stages
 
 # --- controller parameters ``ctrl`` ------------------------------------------
 FIXED = 0

@@ -8,16 +8,12 @@ time_derivative]``.  Stage ``i`` solves (Hairer & Wanner, *Solving ODEs II*, eq.
                              + h J sum_{j<i} gamma_ij k_j + h^2 d_i f_t,
 
 with ``c`` and ``d`` the row sums of ``alpha`` and ``gamma`` and ``f_t`` the
-time derivative of f (forward difference, one evaluation, skipped for
+time derivative of f (central difference, two evaluations, skipped for
 methods without it); then ``y_new = y + sum b_i k_i``.  All ``gamma_ii`` are equal.
 """
 
-import math
-
-import numpy as np
-
 from . import jitable
-from .evaluation import evaluate_finite, linearise, overflowed
+from .evaluation import central_increment, evaluate_finite, linearise, overflowed
 from .layout import C_HAS_JAC, ERR, NEWTON_FAILED, NLU, STAGE, SUCCESS, T_FAIL
 from .primitives import (axpy, combine, copy_row, copy_scaled, lu_factor, lu_solve, matvec, scaled_difference,
                          shifted_identity)
@@ -28,17 +24,21 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, hav
     """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
     T, gamma, c, d, flags = m
     s = c.shape[0]
-    stage, fi, v, ytmp, ftmp, ft = STAGE + s, STAGE + s + 1, STAGE + s + 2, STAGE + s + 3, STAGE + s + 4, STAGE + s + 5
-    code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, True, t, W, y, f, have_f,
-                             J, ytmp, ftmp, ist, fs)
+    stage, fi, v, ytmp, ftmp, ft, fback = (STAGE + s, STAGE + s + 1, STAGE + s + 2, STAGE + s + 3,
+                                           STAGE + s + 4, STAGE + s + 5, STAGE + s + 6)
+    # the order rests on J itself (not just Newton's convergence): central differences
+    code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, True, True, t, W, y, f, have_f,
+                             J, ytmp, ftmp, fback, ist, fs)
     if code != SUCCESS:
         return code, have_f, False
     if flags[1] != 0:
-        dt = math.sqrt(np.finfo(np.float64).eps) * max(1e-5, abs(t))
+        dt = central_increment(t)
         code = evaluate_finite(rhs, args, t + dt, W, y, ftmp, ist, fs)
+        if code == SUCCESS:
+            code = evaluate_finite(rhs, args, t - dt, W, y, fback, ist, fs)
         if code != SUCCESS:
             return code, True, False
-        scaled_difference(W, ft, ftmp, f, 1.0 / dt)
+        scaled_difference(W, ft, ftmp, fback, 0.5 / dt)
     shifted_identity(LU, J, h * gamma[0, 0])
     ist[NLU] += 1
     if not lu_factor(LU, piv):
