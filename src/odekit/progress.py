@@ -1,6 +1,7 @@
 """A progress bar on stderr for work that takes longer than a second."""
 
 import sys
+import threading
 import time
 
 
@@ -8,31 +9,95 @@ class Progress:
     """Call it as ``progress(done, total, label)``; it draws only after ``delay`` seconds.
 
     Short jobs print nothing; a long one shows ``[#####.....] 3/8 rk4`` and
-    ends the line when done.  ``quiet=True`` silences it.
+    ends the line when done.  ``done`` and ``total`` may be fractional (the
+    simulated time of a solve, or runs with one under way): they are then
+    shown to three digits, ``[##........] 1.25e+04/2e+05 t``.  ``quiet=True``
+    silences it.
+
+    Used as a context manager (``with Progress("solve") as bar: ...``), it
+    also redraws its last state every ``beat`` seconds from a background
+    thread, so that a long step that cannot report -- compiling the kernels
+    on a first run -- still shows the bar after ``delay``; leaving the block
+    stops the thread and ends the line.
+
+    Parameters
+    ----------
+    title : str
+        Shown before the bar.
+    quiet : bool
+        Draw nothing.
+    delay : float
+        Seconds of work after which the bar appears.
+    stream : file, optional
+        Where to draw; default ``sys.stderr``.
+    width : int
+        Characters of the bar.
+    beat : float
+        Seconds between redraws of the last state inside a ``with`` block.
     """
 
-    def __init__(self, title, *, quiet=False, delay=1.0, stream=None, width=24):
+    def __init__(self, title, *, quiet=False, delay=1.0, stream=None, width=24, beat=0.25):
         self.title = title
         self.quiet = quiet
         self.delay = delay
         self.stream = stream if stream is not None else sys.stderr
         self.width = width
+        self.beat = beat
         self.start = time.perf_counter()
         self.drawn = False
+        self._state = None              # the last (done, total, label), while not finished
+        self._lock = threading.Lock()
+        self._stop = None
 
     def __call__(self, done, total, label=""):
-        if self.quiet or time.perf_counter() - self.start < self.delay:
+        if self.quiet:
             return
-        filled = int(self.width * done / max(total, 1))
+        with self._lock:
+            self._state = (done, total, label)
+            self._draw()
+
+    def _draw(self):
+        if self._state is None or time.perf_counter() - self.start < self.delay:
+            return
+        done, total, label = self._state
+        filled = min(self.width, int(self.width * done / total)) if total > 0 else self.width
         bar = "#" * filled + "." * (self.width - filled)
-        self.stream.write(f"\r{self.title} [{bar}] {done}/{total} {label:<20}")
+        self.stream.write(f"\r{self.title} [{bar}] {_amount(done)}/{_amount(total)} {label:<20}")
         self.drawn = True
         if done >= total:
-            self.close()
+            self._end_line()
         self.stream.flush()
 
     def close(self):
+        """End the bar's line (if one was drawn), e.g. after work that stopped early."""
+        with self._lock:
+            self._end_line()
+
+    def _end_line(self):
+        self._state = None
         if self.drawn:
             self.stream.write("\n")
             self.stream.flush()
             self.drawn = False
+
+    def __enter__(self):
+        if not self.quiet:
+            self._stop = threading.Event()
+            threading.Thread(target=self._heartbeat, args=(self._stop,), daemon=True).start()
+        return self
+
+    def __exit__(self, *exc_info):
+        if self._stop is not None:
+            self._stop.set()
+        self.close()
+        return False
+
+    def _heartbeat(self, stop):
+        while not stop.wait(self.beat):
+            with self._lock:
+                if not stop.is_set():
+                    self._draw()
+
+
+def _amount(value):
+    return str(value) if isinstance(value, int) else f"{value:.3g}"

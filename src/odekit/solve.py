@@ -1,14 +1,17 @@
 """``solve`` and ``solve_ivp``: integrate a problem over its whole span."""
 
+import time
+
 from .controllers import FixedStep
 from .integrator import Integrator, _step_size
+from .kernels.layout import PAUSED
 from .problem import ODEProblem
 
 ADAPTIVE_MAX_STEPS = 1_000_000
 
 
 def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None, controller=None,
-          t_eval=None, dense_output=False, max_steps=None, backend="auto"):
+          t_eval=None, dense_output=False, max_steps=None, backend="auto", progress=None):
     """Integrate ``problem`` over its ``t_span`` with ``method``.
 
     Parameters
@@ -41,6 +44,13 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     backend : {"auto", "numba", "python"}
         ``auto`` compiles the problem's functions and the whole loop with
         Numba when it can, and otherwise runs the same kernels as Python.
+    progress : callable, optional
+        ``progress(done, total, label)``, e.g. an
+        :class:`odekit.progress.Progress` bar: called about ten times a
+        second with the simulated time covered, ``done = |t - t0|`` of
+        ``total = |t_end - t0|``, and ``label = "t"``.  The run is the same,
+        bit for bit, as without it: the loop pauses between its steps, with
+        all its state (step size, controller memory, carried forces) kept.
 
     Returns
     -------
@@ -68,10 +78,46 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         if _step_size(step) > span:
             raise ValueError(f"{name}={step!r} is larger than the span |t_end - t0| = {span!r}; "
                              f"accepted: 0 < {name} <= {span!r}")
-    integ = Integrator(problem, method, h=h, rtol=rtol, atol=atol, adaptive=adaptive,
-                       controller=controller, backend=backend,
-                       max_steps=_default_max_steps(max_steps, h, adaptive, controller))
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(done, total, label) or None, "
+                        f"got {type(progress).__name__}")
+    options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, backend=backend,
+                   max_steps=_default_max_steps(max_steps, h, adaptive, controller))
+    integ = Integrator(problem, method, **options) if progress is None else \
+        _Reporting(problem, method, progress, **options)
     return integ._solve(t_eval, dense_output)
+
+
+class _Reporting(Integrator):
+    """An :class:`Integrator` whose recorded run pauses now and then to report progress.
+
+    The kernel stops with ``PAUSED`` after a requested number of accepted
+    steps, leaving the run's whole state in its arrays, and the next call
+    goes on from there: the steps taken are those of one uninterrupted call.
+    The number of steps between reports adapts so that a report comes about
+    every ``INTERVAL`` seconds -- a pause costs a few microseconds.
+    """
+
+    FIRST_CHUNK = 256
+    INTERVAL = 0.1
+
+    def __init__(self, problem, method, progress, **options):
+        super().__init__(problem, method, **options)
+        self._progress = progress
+
+    def _run(self, t_target, pause_after, recorder):
+        t0 = self.problem.t_span[0]
+        total = abs(t_target - t0)
+        chunk = self.FIRST_CHUNK
+        while True:
+            start = time.perf_counter()
+            status, exc = super()._run(t_target, min(chunk, pause_after), recorder)
+            self._progress(min(abs(self.t - t0), total), total, "t")
+            if status != PAUSED or pause_after <= chunk:
+                return status, exc
+            pause_after -= chunk
+            elapsed = time.perf_counter() - start
+            chunk = int(min(64 * chunk, max(self.FIRST_CHUNK, chunk * self.INTERVAL / max(elapsed, 1e-6))))
 
 
 def _default_max_steps(max_steps, h, adaptive, controller):
