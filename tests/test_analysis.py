@@ -457,7 +457,7 @@ def test_rk4_energy_drift_on_kepler_is_secular(kepler_runs):
 
 
 def test_euler_energy_on_the_oscillator_grows_by_exactly_one_plus_h2_omega2_per_step():
-    h, omega, n = 0.01, 2.0, 1000
+    h, omega, n = 0.01, 2.0, 2000                 # 6.4 periods: enough oscillations to classify
     prob = odekit.problems.harmonic_oscillator(omega=omega, t_end=n * h)
     sol = odekit.solve(prob, "euler", h=h, backend="python")
     d = A.invariant_drift(sol, "energy")
@@ -476,6 +476,50 @@ def test_verlet_energy_on_the_oscillator_is_bounded():
                        h=0.05, backend="python")
     d = A.invariant_drift(sol, "energy")
     assert d.bounded and d.max == pytest.approx(0.05 ** 2 * 4 / 4, rel=0.05)   # (h omega)^2 / 4
+
+
+@pytest.fixture(scope="module")
+def short_kepler_runs():
+    """Heun, RK4 and symplectic Euler at 1000 evaluations per unit time, over 1, 3 and 10 orbits."""
+    steps = {"heun": 0.002, "rk4": 0.004, "symplectic_euler": 0.001}
+    return {(name, orbits): odekit.solve(odekit.problems.kepler(e=0.5, orbits=orbits), name, h=h)
+            for name, h in steps.items() for orbits in (1, 3, 10)}
+
+
+def test_motion_cycles_counts_the_orbits(short_kepler_runs):
+    for orbits in (1, 3, 10):
+        sol = short_kepler_runs["rk4", orbits]
+        ups = A.motion_cycles(sol)
+        assert orbits - 1 <= len(ups) <= orbits
+        # an upward crossing of y1 = sin-like position at 3/4 of its range, once per orbit
+        assert np.allclose(np.diff(sol.t[ups]), 2 * math.pi, rtol=1e-3)
+    decay = odekit.solve(odekit.problems.decay(-1.0, t_end=5.0), "rk4", h=0.01, backend="python")
+    assert A.motion_cycles(decay).size == 0
+
+
+def test_runs_of_fewer_than_four_oscillations_are_too_short_to_classify(short_kepler_runs):
+    """On one orbit the symplectic error peaks at the end (looks secular); on three RK4 looks bounded."""
+    for orbits in (1, 3):
+        for name in ("heun", "rk4", "symplectic_euler"):
+            d = A.invariant_drift(short_kepler_runs[name, orbits], "energy")
+            assert d.trend == "too short" and not d.bounded and not d.secular, (name, orbits)
+            assert d.cycles < 4 and "are needed to judge" in str(d)
+    # what the envelope and the straight line alone would say: wrong both times
+    symplectic = A.invariant_drift(short_kepler_runs["symplectic_euler", 1], "energy")
+    assert symplectic.linear_share > 0.5
+    rk4 = A.invariant_drift(short_kepler_runs["rk4", 3], "energy")
+    assert rk4.growth < 1.5 and rk4.linear_share < 0.5
+
+
+def test_a_drift_hidden_under_a_large_oscillation_is_secular_by_its_cycle_means(short_kepler_runs):
+    heun = A.invariant_drift(short_kepler_runs["heun", 10], "energy")
+    # the envelope and the straight line miss it: the pericentre swings dominate ...
+    assert heun.growth < 1.5 and heun.linear_share < 0.5
+    # ... but the mean over each orbit climbs steadily
+    assert heun.trend == "secular" and heun.cycles == 10 and heun.mean_shift > 0.1
+    symplectic = A.invariant_drift(short_kepler_runs["symplectic_euler", 10], "energy")
+    assert symplectic.trend == "bounded" and symplectic.mean_shift < 1e-6
+    assert A.invariant_drift(short_kepler_runs["rk4", 10], "energy").trend == "secular"
 
 
 def _rotation_with_zero_invariant():
@@ -617,6 +661,10 @@ def test_bad_arguments_to_invariant_drift():
         A.invariant_drift(sol, "energy", growth_threshold=0.5)
     with pytest.raises(ValueError, match="linear_threshold must be a number in"):
         A.invariant_drift(sol, "energy", linear_threshold=2)
+    with pytest.raises(ValueError, match="shift_threshold must be a number in \\(0, 1\\].*got 0"):
+        A.invariant_drift(sol, "energy", shift_threshold=0)
+    with pytest.raises(ValueError, match="min_cycles must be an integer >= 4.*got 3"):
+        A.invariant_drift(sol, "energy", min_cycles=3)
     with pytest.raises(TypeError, match="solution must be an odekit Solution"):
         A.invariant_drift("sol", "energy")
     with pytest.raises(TypeError, match="problem must be an ODEProblem"):

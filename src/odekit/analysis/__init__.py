@@ -27,7 +27,7 @@ rational coefficients, whose real roots are isolated with Sturm sequences.
 
 
 from .convergence import convergence, fit_order, OrderFit, work_precision
-from .drift import InvariantDrift, invariant_drift, invariant_values
+from .drift import InvariantDrift, invariant_drift, invariant_values, motion_cycles
 from .stability import (
     StabilityFunction, StabilityRegion, is_a_stable, is_l_stable, max_stable_step,
     oscillator_stability_limit, oscillator_step_matrix, stability_function, stability_region,
@@ -41,6 +41,6 @@ __all__ = [
     "ConvergenceResult", "ConvergenceRow", "InvariantDrift", "OrderFit", "OrderRow", "OrderTable",
     "StabilityFunction", "StabilityRegion", "StiffnessEstimate", "StiffnessWarning", "WorkPrecisionResult",
     "WorkPrecisionRow", "convergence", "fit_order", "invariant_drift", "invariant_values", "is_a_stable",
-    "is_l_stable", "max_stable_step", "oscillator_stability_limit", "oscillator_step_matrix",
+    "is_l_stable", "max_stable_step", "motion_cycles", "oscillator_stability_limit", "oscillator_step_matrix",
     "stability_function", "stability_region", "stiffness", "work_precision",
 ]
