@@ -23,6 +23,7 @@ from .kernels.driver import make_drive
 from .kernels.evaluation import first_order_derivative, store
 from .kernels.explicit_rk import explicit_rk_step
 from .kernels.implicit_rk import implicit_rk_step
+from .kernels.radau import radau_step
 from .kernels.rosenbrock import rosenbrock_step
 from .kernels.splitting import copy_velocity, second_order_derivative, splitting_step
 
@@ -31,12 +32,14 @@ BACKENDS = ("auto", "numba", "python")
 DERIVATIVES = {
     "explicit_rk": first_order_derivative,
     "implicit_rk": first_order_derivative,
+    "radau": first_order_derivative,
     "rosenbrock": first_order_derivative,
     "splitting": second_order_derivative,
 }
 DRIVES = {
     "explicit_rk": make_drive(explicit_rk_step, first_order_derivative),
     "implicit_rk": make_drive(implicit_rk_step, first_order_derivative),
+    "radau": make_drive(radau_step, first_order_derivative),
     "rosenbrock": make_drive(rosenbrock_step, first_order_derivative),
     "splitting": make_drive(splitting_step, second_order_derivative),
 }

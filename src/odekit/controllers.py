@@ -166,7 +166,7 @@ def _params(kind, method, k, safety, fmin, fmax, beta1, beta2, hmin, hmax):
     # an implicit method keeps its factored Newton matrix while h stays put, so
     # a small growth is not worth a new LU (Hairer & Wanner's RADAU5 keeps h
     # for factors in [1, 1.2])
-    ctrl[C_HOLD] = IMPLICIT_HOLD if method.family == "implicit_rk" else 1.0
+    ctrl[C_HOLD] = IMPLICIT_HOLD if method.family in ("implicit_rk", "radau") else 1.0
     return ctrl
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import backend as _backend
 from .controllers import FixedStep, PIController, StepDoubling
-from .kernels import layout as L
+from .kernels import layout as L, radau
 from .methods import method as lookup_method
 from .problem import ODEProblem, SecondOrderProblem
 from .solution import DenseOutput, Solution, Stats, Status
@@ -564,12 +564,20 @@ def _tolerance(name, value, n):
 
 
 def _scratch(method, y):
-    """``(W, J, LU, piv)``: the work matrix, holding ``y`` in row ``Y``; Jacobian and LU for implicit methods."""
-    n = y.size
-    W = np.zeros((L.STAGE + method.stages + L.FAMILY_ROWS, n), dtype=y.dtype)
+    """The family's work arrays: ``(W, J, LU, piv)``, and for Radau a second (complex) factorisation.
+
+    ``W`` is the work matrix, holding ``y`` in row ``Y``; the Jacobian and
+    the LU factors exist for implicit methods only.
+    """
+    n, dtype = y.size, y.dtype
+    rows = radau.WORK_ROWS if method.family == "radau" else L.STAGE + method.stages + L.FAMILY_ROWS
+    W = np.zeros((rows, n), dtype=dtype)
     W[L.Y] = y
     m = n if method.implicit else 0
-    return (W, np.zeros((m, m), dtype=y.dtype), np.zeros((m, m), dtype=y.dtype), np.zeros(m, dtype=np.int64))
+    scratch = (W, np.zeros((m, m), dtype=dtype), np.zeros((m, m), dtype=dtype), np.zeros(m, dtype=np.int64))
+    if method.family == "radau":
+        scratch += (np.zeros((2 * n, 2 * n), dtype=dtype), np.zeros(2 * n, dtype=np.int64))
+    return scratch
 
 
 def _first_evaluation_error(problem, code, t0):

@@ -13,11 +13,12 @@ from functools import cached_property
 import numpy as np
 
 from .splitting import SplittingScheme
-from .tableau import ButcherTableau, RosenbrockTableau
+from .tableau import ButcherTableau, CollocationTableau, RosenbrockTableau
 
 FAMILIES = {
     "explicit_rk": "explicit Runge-Kutta",
     "implicit_rk": "diagonally implicit Runge-Kutta (Newton)",
+    "radau": "fully implicit collocation (Radau IIA, Newton on decoupled stages)",
     "rosenbrock": "Rosenbrock (linearly implicit)",
     "splitting": "kick-drift splitting (symplectic)",
 }
@@ -59,7 +60,9 @@ class Method:
 
     def __post_init__(self):
         c = self.coefficients
-        if isinstance(c, ButcherTableau):
+        if isinstance(c, CollocationTableau):
+            family = "radau"
+        elif isinstance(c, ButcherTableau):
             if not c.diagonally_implicit:
                 raise ValueError(f"{self.name}: only explicit and diagonally implicit tableaus have a kernel")
             family = "explicit_rk" if c.explicit else "implicit_rk"
@@ -98,7 +101,7 @@ class Method:
 
     @property
     def implicit(self):
-        return self.family in ("implicit_rk", "rosenbrock")
+        return self.family in ("implicit_rk", "radau", "rosenbrock")
 
     @property
     def second_order_only(self):

@@ -140,6 +140,46 @@ class ButcherTableau:
 
 
 @dataclass(frozen=True)
+class CollocationTableau(ButcherTableau):
+    """A fully implicit Runge--Kutta method (Radau IIA), solved as Hairer & Wanner's RADAU5 does.
+
+    The stage system is decoupled by the eigenvectors of ``A^-1`` (one real
+    eigenvalue ``gamma`` and a complex pair for three stages) into one real
+    and one complex linear system per Newton iteration (*Solving ODEs II*,
+    IV.8).  The error is estimated as ``(gamma/h I - J)^-1 (f(t, y) + sum_i
+    error_i Z_i / h)`` with ``Z_i`` the stage increments: an estimate of
+    order ``estimate_order`` filtered for stiff components (eq. IV.8.20).
+    """
+
+    error: tuple = ()
+    estimate_order: int = 0
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.stages != 3 or len(self.error) != 3:
+            raise ValueError("the Radau kernel solves three stages with three error weights")
+        object.__setattr__(self, "error", _vector("error", self.error, 3))
+
+    def embedded_order(self, max_order=8):
+        return self.estimate_order
+
+    def kernel_data(self):
+        """``(T, TI, c, E, lam)``: the eigenvector basis of ``A^-1`` and its inverse, the nodes,
+        the error weights (1 x 3) and the eigenvalues ``[gamma, alpha, beta]`` (``alpha +- i beta``).
+
+        With ``T = [u, p, q]`` for ``A^-1 u = gamma u`` and ``A^-1 (p + i q) =
+        (alpha + i beta)(p + i q)``: ``T^-1 A^-1 T = [[gamma, 0, 0], [0, alpha,
+        beta], [0, -beta, alpha]]``.
+        """
+        w, V = np.linalg.eig(np.linalg.inv(np.array(self.A, dtype=float)))
+        real, pair = int(np.argmin(np.abs(w.imag))), int(np.argmax(w.imag))
+        T = np.column_stack([V[:, real].real, V[:, pair].real, V[:, pair].imag])
+        lam = np.array([w[real].real, w[pair].real, w[pair].imag])
+        return (np.ascontiguousarray(T), np.linalg.inv(T), np.array(self.c, dtype=float),
+                np.array([self.error], dtype=float), lam)
+
+
+@dataclass(frozen=True)
 class RosenbrockTableau:
     """A Rosenbrock method ``(alpha, gamma, b)`` with one diagonal value ``gamma``.
 

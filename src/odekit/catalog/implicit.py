@@ -11,7 +11,7 @@ from fractions import Fraction as F
 
 from ..methods import Method, register
 from ..surds import Surd
-from ..tableau import ButcherTableau, RosenbrockTableau
+from ..tableau import ButcherTableau, CollocationTableau, RosenbrockTableau
 
 HW = "Hairer & Wanner, Solving ODEs II (1996)"
 
@@ -64,6 +64,24 @@ register(Method(
     order=4, aliases=("esdirk4", "esdirk43", "ark4_esdirk"),
     reference="Kennedy & Carpenter, Appl. Numer. Math. 44 (2003): the implicit part of ARK4(3)6L[2]SA",
     stability="L-stable (R(∞) = 0), stiffly accurate, gamma = 1/4 on the diagonal: one LU per step size"))
+
+_SQRT6 = Surd.sqrt(6)
+
+register(Method(
+    "radau5", "Radau IIA of order 5",
+    CollocationTableau(
+        c=[(4 - _SQRT6) / 10, (4 + _SQRT6) / 10, 1],
+        A=[[(88 - 7 * _SQRT6) / 360, (296 - 169 * _SQRT6) / 1800, (-2 + 3 * _SQRT6) / 225],
+           [(296 + 169 * _SQRT6) / 1800, (88 + 7 * _SQRT6) / 360, (-2 - 3 * _SQRT6) / 225],
+           [(16 - _SQRT6) / 36, (16 + _SQRT6) / 36, F(1, 9)]],
+        b=[(16 - _SQRT6) / 36, (16 + _SQRT6) / 36, F(1, 9)],
+        error=[(-13 - 7 * _SQRT6) / 3, (-13 + 7 * _SQRT6) / 3, F(-1, 3)],
+        estimate_order=3),
+    order=5, aliases=("radau", "radau_iia"),
+    reference=HW + ", IV.5 (the method) and IV.8 (its implementation RADAU5: decoupled Newton, "
+              "error estimate eq. 8.20)",
+    stability="L-stable (R(∞) = 0), stiffly accurate; collocation at the Radau points, order 3 "
+              "at each stage"))
 
 register(Method(
     "implicit_midpoint", "implicit midpoint",

@@ -41,7 +41,8 @@ def make_drive(step, deriv):
         """
         # The caller keeps every array alive for the whole call: borrowed, they
         # cost no reference counting in the loop (see kernels.borrowed).
-        W, J, LU, piv = borrowed(scratch)
+        scratch = borrowed(scratch)              # each family's own work arrays; W first
+        W = scratch[0]
         m, P, ctrl, tol, fs, ist = borrowed((m, P, ctrl, tol, fs, ist))
         t_eval, out_t, out_y = borrowed((t_eval, out_t, out_y))
         dense_t, dense_y, dense_f, dense_k = borrowed((dense_t, dense_y, dense_f, dense_k))
@@ -116,7 +117,7 @@ def make_drive(step, deriv):
                 if doubling and sub < 2:
                     fs[CARRY_H] = 0.0       # leapfrog's half-step velocity only carries into sub-step 2
                 fdst = FHALF if sub == 1 else FNEW
-                code, have, have_dst = step(rhs, jac, args, m, ctrl, tol, W, J, LU, piv, ts, hs,
+                code, have, have_dst = step(rhs, jac, args, m, ctrl, tol, scratch, ts, hs,
                                             src, fsrc, have, dst, fdst, ist, fs)
                 if sub < 2:
                     have_f = have

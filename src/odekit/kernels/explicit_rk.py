@@ -17,13 +17,14 @@ from .primitives import all_finite, combine, copy_row
 
 
 @jitable
-def explicit_rk_step(rhs, jac, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, have_f, ynew, fnew, ist, fs):
+def explicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs):
     """One step of size ``h`` from row ``y`` into row ``ynew``.
 
     Returns ``(code, have_f, have_fnew)``: a status, whether row ``f`` now
     holds f(t, y), and whether row ``fnew`` holds f(t + h, y_new).
     """
     T, c, flags = m
+    W = scratch[0]
     s = c.shape[0]
     tmp = STAGE + s
     if not have_f:

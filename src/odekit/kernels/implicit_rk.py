@@ -118,9 +118,10 @@ def dirk_stages(rhs, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ist, fs):
 
 
 @jitable
-def implicit_rk_step(rhs, jac, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, have_f, ynew, fnew, ist, fs):
+def implicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs):
     """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
     T, c, flags = m          # implicit stages never reuse f: no FSAL
+    W, J, LU, piv = scratch
     s = c.shape[0]
     ytmp, ftmp, fback = STAGE + s + 4, STAGE + s + 5, STAGE + s + 6
     explicit_first = T[0, 0] == 0.0          # stage 1 is f(t, y) itself

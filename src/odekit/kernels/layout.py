@@ -27,11 +27,12 @@ T_END = 2        # where this kernel call stops
 T0 = 3           # origin of the fixed-step grid t0 + k h
 ERR_PREV = 4     # previous accepted error norm (PI control)
 T_FAIL = 5       # time of the evaluation that failed
-CARRY_H = 6      # a step's private memory (leapfrog's half-step velocity)
-                 # is valid for continuing with this step size; 0 = invalid
+CARRY_H = 6      # a step's private memory (leapfrog's half-step velocity, Radau's
+                 # stage polynomial) is from a step of this size; 0 = invalid
 LU_HG = 7        # h * g of the factored Newton matrix I - h g J; 0 = no valid factors
 NEWTON_RATE = 8  # largest contraction rate of Newton's method in the last step
-FS_SIZE = 9
+CARRY_T = 9      # ... that started at this time
+FS_SIZE = 10
 
 # --- integer state ``ist`` ---------------------------------------------------
 NFEV = 0         # right-hand-side (or force) evaluations

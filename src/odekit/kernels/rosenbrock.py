@@ -20,9 +20,10 @@ from .primitives import (axpy, combine, copy_row, copy_scaled, lu_factor, lu_sol
 
 
 @jitable
-def rosenbrock_step(rhs, jac, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, have_f, ynew, fnew, ist, fs):
+def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs):
     """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
     T, gamma, c, d, flags = m
+    W, J, LU, piv = scratch
     s = c.shape[0]
     stage, fi, v, ytmp, ftmp, ft, fback = (STAGE + s, STAGE + s + 1, STAGE + s + 2, STAGE + s + 3,
                                            STAGE + s + 4, STAGE + s + 5, STAGE + s + 6)

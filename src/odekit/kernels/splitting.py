@@ -79,9 +79,10 @@ def copy_velocity(W, dst, dst_half, src):
 # --- the step ----------------------------------------------------------------------
 
 @jitable
-def splitting_step(rhs, jac, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, have_f, ynew, fnew, ist, fs):
+def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs):
     """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
     drifts, kicks, flags = m
+    W = scratch[0]
     copy_row(W, ynew, W, y)
     velocity_dependent = flags[0] != 0
     have_a = have_f
