@@ -2,12 +2,17 @@
 
 import csv
 import io
+import importlib
 import math
 
 import pytest
 
 import odekit
-from odekit.shootout import DEFAULT_METHODS, shootout
+from odekit.problems import pendulum_period
+from odekit.shootout import DEFAULT_METHODS, shootout, shootout_problem
+from odekit.solve import _Reporting
+
+shootout_module = importlib.import_module("odekit.shootout")     # odekit.shootout is the function
 
 SPLITTING = ("symplectic_euler", "velocity_verlet", "position_verlet", "forest_ruth")
 RUNGE_KUTTA = ("euler", "heun", "midpoint", "rk4")
@@ -15,8 +20,8 @@ RUNGE_KUTTA = ("euler", "heun", "midpoint", "rk4")
 
 @pytest.fixture(scope="module")
 def kepler():
-    """Ten orbits of the e = 0.5 satellite, 1000 evaluations per unit time."""
-    return shootout("kepler", budget=1000, t_end=20 * math.pi)
+    """The default run: ten orbits of the e = 0.5 satellite, 1000 evaluations per unit time."""
+    return shootout("kepler", budget=1000)
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +31,37 @@ def pendulum():
 
 def rows(result):
     return {row["method"]: row for row in result.rows}
+
+
+def test_by_name_a_periodic_problem_runs_for_ten_periods(kepler):
+    assert kepler.problem.t_span == (0.0, 20 * math.pi)
+    assert shootout_problem("kepler", mu=4.0).t_span == (0.0, 10 * math.pi)          # period 2 pi / sqrt(mu)
+    assert shootout_problem("pendulum").t_span[1] == pytest.approx(10 * pendulum_period(9.8, 1.0, 2.0), rel=1e-14)
+    assert shootout_problem("pendulum", theta0=1.0, L=2.0).t_span[1] == pytest.approx(
+        10 * pendulum_period(9.8, 2.0, 1.0), rel=1e-14)
+    assert shootout_problem("harmonic_oscillator", omega=2.0).t_span == (0.0, 10 * math.pi)
+    assert shootout_problem("arenstorf").t_span[1] == pytest.approx(10 * odekit.problems.ARENSTORF_PERIOD)
+
+
+def test_a_span_given_by_parameter_argument_or_problem_is_kept():
+    assert shootout_problem("kepler", orbits=2).t_span == (0.0, 4 * math.pi)
+    assert shootout_problem("pendulum", t_end=3.0).t_span == (0.0, 3.0)
+    assert shootout_problem("lorenz").t_span == odekit.problems.lorenz().t_span       # not periodic
+    one_orbit = odekit.problems.kepler(orbits=1)
+    result = shootout(one_orbit, ["rk4", "velocity_verlet"], budget=200)
+    assert result.problem.t_span == one_orbit.t_span
+    # one orbit is too short to tell bounded from secular, or to time an orbit
+    assert [row["energy_trend"] for row in result.rows] == ["too short", "too short"]
+    assert all(math.isnan(row["period"]) for row in result.rows)
+    assert shootout("kepler", ["rk4"], budget=200, t_end=1.0).problem.t_span == (0.0, 1.0)
+
+
+def test_on_ten_orbits_every_runge_kutta_energy_drifts_and_no_splitting_one_does(kepler):
+    r = rows(kepler)
+    for name in RUNGE_KUTTA:
+        assert r[name]["energy_trend"] == "secular", name
+    for name in SPLITTING:
+        assert r[name]["energy_trend"] == "bounded", name
 
 
 def test_every_method_gets_the_same_budget(kepler):
@@ -125,10 +161,34 @@ def test_default_methods_skip_those_that_cannot_apply():
 
 @pytest.mark.parametrize("budget, pattern", [(0, "budget must be a positive"), (-5, "budget must be a positive"),
                                              ("many", "budget must be a number"),
-                                             (0.1, "longer than the span")])
+                                             (0.01, "longer than the span")])
 def test_bad_budgets_are_refused(budget, pattern):
     with pytest.raises((ValueError, TypeError), match=pattern):
         shootout("kepler", ["rk4"], budget=budget)
+
+
+def test_the_reference_run_uses_the_backend_and_reports_progress(monkeypatch):
+    """Lorenz has no exact solution: the reference run is one of the runs, on the shootout's backend."""
+    monkeypatch.setattr(_Reporting, "FIRST_CHUNK", 5)
+    monkeypatch.setattr(_Reporting, "INTERVAL", 0.0)
+    solves = []
+
+    def recording_solve(prob, method, **options):
+        solves.append((odekit.method(method).name, options["backend"]))
+        return odekit.solve(prob, method, **options)
+
+    monkeypatch.setattr(shootout_module, "solve", recording_solve)
+    calls = []
+    result = shootout("lorenz", ["euler", "rk4"], budget=200, t_end=0.5, backend="python",
+                      progress=lambda *a: calls.append(a))
+    assert solves == [("dp54", "python"), ("euler", "python"), ("rk4", "python")]
+    assert {sol.backend for sol in result.solutions.values()} == {"python"}
+    assert calls[0][1:] == (3, "reference") and 0 <= calls[0][0] < 1
+    # whole numbers once each run is done; fractions, never going back, while one is under way
+    assert [c for c in calls if isinstance(c[0], int)] == [(1, 3, "reference"), (2, 3, "euler"), (3, 3, "rk4")]
+    done = [c[0] for c in calls]
+    assert done == sorted(done) and calls[-1] == (3, 3, "rk4")
+    assert any(0 < d < 1 for d in done) and any(1 < d < 2 for d in done)
 
 
 def test_unknown_problem_lists_the_zoo():
