@@ -76,6 +76,8 @@ def test_inside_a_with_block_the_bar_shows_while_nothing_reports():
         deadline = time.perf_counter() + 5.0
         while "setting up" not in stream.getvalue() and time.perf_counter() < deadline:
             time.sleep(0.01)
+        time.sleep(0.05)
+        assert stream.getvalue().count("setting up") == 1        # drawn once, not at every beat
     assert "solve [....] 0/10 setting up" in stream.getvalue()
     assert stream.getvalue().endswith("\n")                # leaving the block ends the line
     text = stream.getvalue()

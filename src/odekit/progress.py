@@ -34,9 +34,12 @@ class Progress:
         Characters of the bar.
     beat : float
         Seconds between redraws of the last state inside a ``with`` block.
+    starting : str, optional
+        What the heartbeat shows before the first report, e.g. ``"setting
+        up"``.
     """
 
-    def __init__(self, title, *, quiet=False, delay=1.0, stream=None, width=24, beat=0.25):
+    def __init__(self, title, *, quiet=False, delay=1.0, stream=None, width=24, beat=0.25, starting=None):
         self.title = title
         self.quiet = quiet
         self.delay = delay
@@ -45,7 +48,8 @@ class Progress:
         self.beat = beat
         self.start = time.perf_counter()
         self.drawn = False
-        self._state = None              # the last (done, total, label), while not finished
+        self._state = None if starting is None else (0, 0, starting)   # the last (done, total, label)
+        self._shown = None              # the state last drawn: the heartbeat does not repeat it
         self._lock = threading.Lock()
         self._stop = None
 
@@ -56,11 +60,18 @@ class Progress:
             self._state = (done, total, label)
             self._draw()
 
-    def _draw(self):
+    def _draw(self, repeat=True):
         if self._state is None or time.perf_counter() - self.start < self.delay:
             return
-        done, total, label = self._state
-        filled = min(self.width, int(self.width * done / total)) if total > 0 else self.width
+        if not repeat and self._state == self._shown:
+            return
+        self._shown = done, total, label = self._state
+        if total == 0:                  # nothing reported yet: the starting label alone
+            self.stream.write(f"\r{self.title} [{'.' * self.width}] {label:<20}")
+            self.drawn = True
+            self.stream.flush()
+            return
+        filled = max(0, min(self.width, int(self.width * done / total)))
         bar = "#" * filled + "." * (self.width - filled)
         self.stream.write(f"\r{self.title} [{bar}] {_amount(done)}/{_amount(total)} {label:<20}")
         self.drawn = True
@@ -96,7 +107,7 @@ class Progress:
         while not stop.wait(self.beat):
             with self._lock:
                 if not stop.is_set():
-                    self._draw()
+                    self._draw(repeat=False)
 
 
 def _amount(value):
