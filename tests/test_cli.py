@@ -1,6 +1,7 @@
 """The odekit command: each command runs, writes what it promises, and fails clearly."""
 
 import csv
+import functools
 import io
 import math
 import re
@@ -79,12 +80,47 @@ def test_convergence_reports_the_orders_and_plots(capsys, tmp_path):
     assert png.read_bytes()[:8] == PNG
 
 
+def test_shootout_csv_holds_the_library_result(capsys, tmp_path):
+    table = tmp_path / "shootout.csv"
+    code, out, _ = run(capsys, "shootout", "kepler", "--methods", "heun,forest_ruth", "--budget", "300",
+                       "--t-end", "3", "--csv", str(table), "--quiet")
+    assert code == 0 and f"wrote {table}" in out
+    expected = odekit.shootout(odekit.problems.kepler(t_end=3.0), ["heun", "forest_ruth"], budget=300)
+    rows = list(csv.DictReader(table.open()))
+    assert [r["method"] for r in rows] == ["heun", "forest_ruth"]
+    for row, want in zip(rows, expected.rows):
+        assert float(row["error"]) == want["error"] and int(row["nfev"]) == want["nfev"]   # full precision
+        assert float(row["energy_drift"]) == want["energy_drift"] and row["energy_trend"] == want["energy_trend"]
+
+
+def test_shootout_by_name_runs_ten_orbits_unless_told(capsys):
+    code, out, _ = run(capsys, "shootout", "kepler", "--methods", "rk4", "--budget", "100", "--quiet")
+    assert code == 0 and "shootout: kepler, t = 0 .. 62.8319," in out
+    code, out, _ = run(capsys, "shootout", "kepler", "--methods", "rk4", "--budget", "100", "--quiet",
+                       "-p", "orbits=2")
+    assert code == 0 and "t = 0 .. 12.5664," in out
+
+
+def test_convergence_csv_holds_the_library_result(capsys, tmp_path):
+    table = tmp_path / "conv.csv"
+    code, out, _ = run(capsys, "convergence", "kepler", "--methods", "heun,rk4", "--t-end", "1",
+                       "--hs", "0.02,0.01,0.005", "--invariant", "energy", "--csv", str(table), "--quiet")
+    assert code == 0 and f"wrote {table}" in out
+    expected = odekit.analysis.convergence(odekit.problems.kepler(t_end=1.0), ["heun", "rk4"],
+                                           [0.02, 0.01, 0.005], invariant="energy")
+    rows = list(csv.DictReader(table.open()))
+    assert [(r["method"], float(r["h"])) for r in rows] == [(r.method, r.h) for r in expected.rows]
+    assert [float(r["error"]) for r in rows] == [r.error for r in expected.rows]
+    assert [float(r["invariant_error"]) for r in rows] == [r.invariant_error for r in expected.rows]
+
+
 def test_stability_states_the_facts_and_plots(capsys, tmp_path):
     png = tmp_path / "stab.png"
     code, out, _ = run(capsys, "stability", "euler", "trapezoid", "velocity_verlet", "--plot", str(png))
     assert code == 0
-    assert "euler: R(z) = 1 + z" in out and "[-2, 0]" in out
+    assert "euler: R(z) = 1 + z" in out and "[-2, 0] and no imaginary hλ ≠ 0" in out
     assert "trapezoid: R(z) = (1 + 1/2 z) / (1 - 1/2 z)" in out and "A-stable: yes; L-stable: no" in out
+    assert "stable for real hλ in (-∞, 0] and all imaginary hλ" in out and "inf" not in out
     assert "velocity_verlet: splitting method; on x'' = -ω²x stable for hω < 2" in out
     assert png.read_bytes()[:8] == PNG
 
@@ -98,11 +134,77 @@ def test_stability_states_the_facts_and_plots(capsys, tmp_path):
     (["stability", "velocity_verlet", "--plot", "x.png"], "splitting methods have none"),
     (["solve", "kepler", "-p", "e"], "--param must look like NAME=VALUE"),
     (["solve", "kepler", "-p", "e=2", "--h", "0.1"], "e must be a number with 0 <= e < 1"),
+    (["shootout", "keplr"], "unknown problem 'keplr'; closest: kepler"),
+    (["convergence", "lorenzz", "--methods", "rk4"], "unknown problem 'lorenzz'; closest: lorenz"),
+    (["stability", "rk4", "rk44"], "unknown method 'rk44'; closest: rk4"),
+    (["solve", "kepler", "--h", "0.01", "--plot", "/nonexistent-folder/a.png"],
+     "--plot /nonexistent-folder/a.png: the folder '/nonexistent-folder' does not exist"),
+    (["solve", "kepler", "--h", "0.01", "--plot", "a.xyz"], "--plot a.xyz: Matplotlib cannot save .xyz files; "
+                                                           "accepted: "),
+    (["convergence", "kepler", "--methods", "rk4", "--csv", "/nonexistent-folder/c.csv"],
+     "--csv /nonexistent-folder/c.csv: the folder '/nonexistent-folder' does not exist"),
+    (["stability", "rk4", "--plot", "/nonexistent-folder/s.png"], "--plot /nonexistent-folder/s.png: the folder"),
+    (["shootout", "kepler", "--report", "/proc/odekit-report"],
+     "--report /proc/odekit-report: cannot create the folder: "),
 ])
 def test_bad_names_and_values_fail_with_a_clear_message(capsys, argv, pattern):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.startswith("odekit: error: ") and pattern in err
+
+
+def test_unwritable_outputs_are_refused_before_any_work(capsys, tmp_path, monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("the work started before the outputs were checked")
+
+    monkeypatch.setattr(cli, "shootout", no_work)
+    monkeypatch.setattr(cli, "solve", no_work)
+    a_file = tmp_path / "taken"
+    a_file.write_text("")
+    for argv, message in [
+        (["shootout", "kepler", "--report", str(a_file)], f"--report {a_file}: is a file"),
+        (["shootout", "kepler", "--csv", str(tmp_path)], f"--csv {tmp_path}: is a folder"),
+        (["shootout", "kepler", "--report", "/proc/odekit-x"], "--report /proc/odekit-x: cannot create the folder"),
+        (["solve", "kepler", "--plot", str(tmp_path / "no" / "a.png")], "does not exist"),
+    ]:
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "" and err.startswith("odekit: error: ") and message in err, argv
+    # a report folder is made (as the command would) and probed, and nothing else is left in it
+    with pytest.raises(AssertionError, match="the work started"):
+        cli.main(["shootout", "kepler", "--report", str(tmp_path / "new" / "report")])
+    assert list((tmp_path / "new" / "report").iterdir()) == []
+
+
+def test_a_write_that_fails_anyway_is_an_error_line_not_a_traceback(capsys, tmp_path, monkeypatch):
+    def full_disk(self, path=None):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(odekit.Solution, "plot", full_disk)
+    png = tmp_path / "a.png"
+    code, _, err = run(capsys, "solve", "kepler", "--h", "0.01", "--plot", str(png), "--quiet")
+    assert code == 2 and err == f"odekit: error: cannot write {png}: No space left on device\n"
+
+
+@pytest.fixture
+def eager_bar(monkeypatch):
+    """The commands' progress bars, drawn from the start instead of after a second."""
+    monkeypatch.setattr(cli, "Progress", functools.partial(Progress, delay=0.0))
+
+
+@pytest.mark.parametrize("argv, title", [
+    (["solve", "kepler", "--method", "rk4", "--h", "0.01"], "solve"),
+    (["shootout", "kepler", "--methods", "euler,rk4", "--budget", "100"], "shootout"),
+    (["convergence", "kepler", "--methods", "rk4", "--t-end", "1", "--hs", "0.1,0.05"], "convergence"),
+    (["stability", "euler", "rk4"], "stability"),
+])
+def test_every_command_draws_a_progress_bar_that_quiet_silences(capsys, eager_bar, argv, title):
+    code, out, err = run(capsys, *argv)
+    assert code == 0 and out
+    assert re.search(rf"\r{title} \[#+\] \S+/\S+", err) and err.endswith("\n")   # a full bar, line ended
+    assert "[#" not in out                                                        # the bar is not in the table
+    code, out_quiet, err = run(capsys, *argv, "--quiet")
+    assert code == 0 and err == ""
+    assert out_quiet.replace("wall time", "").split("\n")[0] == out.split("\n")[0]
 
 
 def test_the_installed_command_runs():

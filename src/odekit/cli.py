@@ -1,7 +1,16 @@
-"""The ``odekit`` command: list methods, solve a zoo problem and summarise it."""
+"""The ``odekit`` command: list methods, solve a zoo problem and summarise it.
+
+Every file a command will write is checked before the work starts, so that
+a long shootout does not end in a failed write; a write that fails anyway
+ends in an ``odekit: error:`` line naming the path, never a traceback.
+"""
 
 import argparse
+import math
+import os
+import pathlib
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -9,7 +18,7 @@ import numpy as np
 from . import methods, problems, solve
 from .methods import method as lookup_method
 from .progress import Progress
-from .shootout import shootout
+from .shootout import shootout, shootout_problem
 
 
 def main(argv=None):
@@ -33,16 +42,19 @@ def main(argv=None):
     s.add_argument("--backend", default="auto", choices=("auto", "numba", "python"))
     s.add_argument("--plot", metavar="PNG", help="save the trajectory, error and invariants as a figure")
     s.add_argument("--csv", metavar="CSV", help="save t and the state at every output point")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
 
     sh = sub.add_parser("shootout", help="compare methods on the same budget of derivative evaluations")
     sh.add_argument("problem", help=f"one of: {', '.join(problems.PROBLEMS)}")
     sh.add_argument("--methods", help="comma-separated method names (default: the classic eight)")
     sh.add_argument("--budget", type=float, default=1000, help="evaluations per unit of simulated time")
-    sh.add_argument("--t-end", type=float, help="end of the run (default: the problem's)")
+    sh.add_argument("--t-end", type=float, help="end of the run (default: ten periods of a periodic problem, "
+                                                "else the problem's span)")
     sh.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                     help="a problem parameter, e.g. -p e=0.9 (repeatable)")
     sh.add_argument("--report", metavar="DIR", help="write PNG plots, a CSV and report.html into DIR")
     sh.add_argument("--csv", metavar="CSV", help="save the table as CSV")
+    sh.add_argument("--backend", default="auto", choices=("auto", "numba", "python"))
     sh.add_argument("--quiet", action="store_true", help="no progress bar")
 
     cv = sub.add_parser("convergence", help="measured order of convergence of methods on a problem")
@@ -60,6 +72,7 @@ def main(argv=None):
     st = sub.add_parser("stability", help="stability function, A-/L-stability and step limits of methods")
     st.add_argument("methods", nargs="+", help="method names")
     st.add_argument("--plot", metavar="PNG", help="save their stability regions in the complex plane")
+    st.add_argument("--quiet", action="store_true", help="no progress bar")
 
     args = parser.parse_args(argv)
     try:
@@ -72,19 +85,29 @@ def main(argv=None):
     except (ValueError, TypeError, KeyError) as exc:
         print(f"odekit: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:          # a write that failed after the checks (disk full, removed folder ...)
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"odekit: error: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
-def _problem(args):
-    prob = problems.problem(args.problem, **dict(_param(p) for p in args.param))
+def _problem(args, shootout_span=False):
+    """The zoo problem the arguments name; ``shootout_span``: the span a shootout needs by default."""
+    params = dict(_param(p) for p in args.param)
+    if args.t_end is None and shootout_span:
+        return shootout_problem(args.problem, **params)
+    prob = problems.problem(args.problem, **params)
     return prob if args.t_end is None else prob.with_span((prob.t_span[0], args.t_end))
 
 
 def _solve(args):
+    _check_outputs(args)
     prob = _problem(args)
     m = lookup_method(args.method)
     options = {"h": args.h} if args.h is not None else {"rtol": args.rtol or 1e-6, "atol": args.atol}
     start = time.perf_counter()
-    sol = solve(prob, m, backend=args.backend, **options)
+    with Progress("solve", quiet=args.quiet, starting="setting up (compiling on a first run)") as bar:
+        sol = solve(prob, m, backend=args.backend, progress=bar, **options)
     elapsed = time.perf_counter() - start
     print(summary(sol, elapsed))
     if args.plot:
@@ -123,10 +146,12 @@ def _save(result, args):
 
 
 def _shootout(args):
-    prob = _problem(args)
-    bar = Progress("shootout", quiet=args.quiet)
-    result = shootout(prob, _names(args.methods), budget=args.budget, progress=bar)
-    bar.close()
+    _check_outputs(args)
+    if args.report:
+        _check_folder(args.report, "--report")
+    prob = _problem(args, shootout_span=True)
+    with Progress("shootout", quiet=args.quiet, starting="setting up (compiling on a first run)") as bar:
+        result = shootout(prob, _names(args.methods), budget=args.budget, backend=args.backend, progress=bar)
     print(result)
     _save(result, args)
     if args.report:
@@ -144,6 +169,7 @@ FIRST_STEPS = {1: 200, 2: 50, 3: 25, 4: 20, 5: 20, 6: 15}
 def _convergence(args):
     from .analysis import convergence
 
+    _check_outputs(args)
     prob = _problem(args)
     names = [lookup_method(name).name for name in _names(args.methods) or []]
     span = abs(prob.t_span[1] - prob.t_span[0])
@@ -153,9 +179,8 @@ def _convergence(args):
         hs = {name: [min(span / 4, 1.0 / FIRST_STEPS.get(lookup_method(name).order, 20)) / 2 ** i
                      for i in range(4)]
               for name in names}
-    bar = Progress("convergence", quiet=args.quiet)
-    result = convergence(prob, names, hs, invariant=args.invariant, progress=bar)
-    bar.close()
+    with Progress("convergence", quiet=args.quiet, starting="setting up (compiling on a first run)") as bar:
+        result = convergence(prob, names, hs, invariant=args.invariant, progress=bar)
     print(result)
     _save(result, args)
     return 0
@@ -164,29 +189,109 @@ def _convergence(args):
 def _stability(args):
     from . import analysis
 
+    _check_outputs(args)
     chosen = [lookup_method(name) for name in args.methods]
     regions = [m.name for m in chosen if m.family != "splitting"]
     if args.plot and not regions:
         raise ValueError("--plot draws stability regions of Runge-Kutta and Rosenbrock methods; "
                          "splitting methods have none in the complex plane")
-    for m in chosen:
-        if m.family == "splitting":
-            limit = analysis.oscillator_stability_limit(m)
-            print(f"{m.name}: splitting method; on x'' = -ω²x stable for hω < {limit:.6g}")
-            continue
-        R = analysis.stability_function(m)
-        real = analysis.max_stable_step(m, [-1.0])
-        imag = analysis.max_stable_step(m, [1j])
-        print(f"{m.name}: {R}")
-        print(f"  A-stable: {'yes' if analysis.is_a_stable(m) else 'no'}; "
-              f"L-stable: {'yes' if analysis.is_l_stable(m) else 'no'}; "
-              f"stable for real hλ in [-{real:.6g}, 0] and imaginary hλ with |hω| <= {imag:.6g}")
-    if args.plot:
-        from . import plot
+    total = len(chosen) + bool(args.plot)
+    lines = []
+    with Progress("stability", quiet=args.quiet) as bar:
+        for done, m in enumerate(chosen, start=1):
+            if m.family == "splitting":
+                limit = analysis.oscillator_stability_limit(m)
+                lines.append(f"{m.name}: splitting method; on x'' = -ω²x stable for hω < {limit:.6g}")
+            else:
+                R = analysis.stability_function(m)
+                real = analysis.max_stable_step(m, [-1.0])
+                imag = analysis.max_stable_step(m, [1j])
+                lines += [f"{m.name}: {R}",
+                          f"  A-stable: {'yes' if analysis.is_a_stable(m) else 'no'}; "
+                          f"L-stable: {'yes' if analysis.is_l_stable(m) else 'no'}; "
+                          f"stable for real hλ in {_real_interval(real)} and {_imaginary_interval(imag)}"]
+            bar(done, total, m.name)
+        if args.plot:
+            from . import plot
 
-        plot.stability_regions(regions, args.plot)
+            plot.stability_regions(regions, args.plot)
+            bar(total, total, "plot")
+    print("\n".join(lines))
+    if args.plot:
         print(f"wrote {args.plot}")
     return 0
+
+
+def _real_interval(limit):
+    """The stable real steps hλ <= 0 of a method whose limit on the negative axis is ``limit``."""
+    if math.isinf(limit):
+        return "(-∞, 0]"
+    return f"[-{limit:.6g}, 0]" if limit > 0 else "{0} only"
+
+
+def _imaginary_interval(limit):
+    """The stable steps hλ = i hω on the imaginary axis, |hω| <= ``limit``."""
+    if math.isinf(limit):
+        return "all imaginary hλ"
+    if limit == 0:
+        return "no imaginary hλ ≠ 0"
+    return f"imaginary hλ with |hω| <= {limit:.6g}"
+
+
+# --- output files: checked before the work -------------------------------------------
+
+def _check_outputs(args):
+    """Check that the files ``--plot`` and ``--csv`` name can be written, before any work."""
+    if getattr(args, "plot", None):
+        _check_file(args.plot, "--plot")
+        _check_figure_format(args.plot)
+    if getattr(args, "csv", None):
+        _check_file(args.csv, "--csv")
+
+
+def _check_file(path, option):
+    """A ValueError naming ``option`` and ``path`` unless a file can be written at ``path``."""
+    target = pathlib.Path(path)
+    if target.is_dir():
+        raise ValueError(f"{option} {path}: is a folder; accepted: a file name in a writable folder")
+    folder = target.parent
+    if not folder.is_dir():
+        raise ValueError(f"{option} {path}: the folder {str(folder)!r} does not exist; "
+                         "accepted: a file name in an existing, writable folder")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ValueError(f"{option} {path}: the file exists and is read-only")
+    _probe(folder, option, path)
+
+
+def _check_folder(path, option):
+    """Create the folder ``path`` (as the command would) and check that files can be written in it."""
+    folder = pathlib.Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{option} {path}: is a file; accepted: a folder (created if needed)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot create the folder: {exc.strerror or exc}") from None
+    _probe(folder, option, path)
+
+
+def _probe(folder, option, path):
+    """Write and remove an empty file in ``folder``: the only sure test (root ignores permissions)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".odekit-probe-"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot write in {str(folder)!r}: {exc.strerror or exc}") from None
+
+
+def _check_figure_format(path):
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = pathlib.Path(path).suffix.lower().lstrip(".")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise ValueError(f"--plot {path}: Matplotlib cannot save .{suffix} files; "
+                         f"accepted: {', '.join('.' + f for f in sorted(formats))}")
 
 
 def _param(text):
@@ -214,7 +319,10 @@ def summary(sol, elapsed=None):
         final = np.asarray(sol.problem.exact(sol.t[-1]))
         err = float(np.max(np.abs(sol.y[-1] - final.reshape(sol.y[-1].shape))))
         lines.append(f"  final error against the exact solution: {err:.3e}")
-    for name, values in sol.invariants().items():
+    from .analysis import invariant_values
+
+    for name in sol.problem.invariants:
+        values = invariant_values(sol, name)        # vectorised: 100,000 points in ms, not seconds
         ref = values[0]
         scale = abs(ref) if ref != 0 else 1.0
         drift = np.abs(values - ref) / scale
