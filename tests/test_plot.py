@@ -42,6 +42,65 @@ def test_stability_regions_draw_each_method_and_its_boundary(tmp_path):
     assert (tmp_path / "s.png").read_bytes()[:8] == PNG
 
 
+def boundaries(ax):
+    """The boundary contour of each method, by its gid."""
+    return {c.get_gid().removesuffix(" boundary"): c for c in ax.collections
+            if (c.get_gid() or "").endswith(" boundary")}
+
+
+def test_the_default_stability_figure_draws_one_visible_boundary_per_method(tmp_path):
+    fig = plot.stability_regions(path=tmp_path / "default.png")
+    assert (tmp_path / "default.png").read_bytes()[:8] == PNG
+    ax = fig.axes[0]
+    found = boundaries(ax)
+    assert list(found) == list(plot.STABILITY_METHODS)                 # one each, in order
+    assert [t.get_text().split()[0] for t in ax.get_legend().get_texts()] == list(plot.STABILITY_METHODS)
+    for name, contour in found.items():
+        assert np.allclose(contour.get_edgecolor()[0][:3], plot.colour(name)[:3]), name
+        assert sum(len(p.vertices) for p in contour.get_paths()) > 50, name
+    # the trapezoid's boundary is the imaginary axis, across the whole picture ...
+    trapezoid = np.concatenate([p.vertices for p in found["trapezoid"].get_paths()])
+    assert np.max(np.abs(trapezoid[:, 0])) < 0.02
+    assert trapezoid[:, 1].min() < -3.9 and trapezoid[:, 1].max() > 3.9
+    # ... so it is dashed, edged and drawn above RK4's curve, which runs along that axis
+    rk4 = found["rk4"]
+    assert found["trapezoid"].get_linestyle()[0][1] is not None and rk4.get_linestyle()[0][1] is None
+    assert found["trapezoid"].get_zorder() > rk4.get_zorder() and found["trapezoid"].get_path_effects()
+    assert "A-stable" in ax.get_legend().get_texts()[-1].get_text()
+    # backward Euler: |1 - z| = 1, the circle it is unstable inside
+    circle = np.concatenate([p.vertices for p in found["backward_euler"].get_paths()])
+    assert np.max(np.abs(np.hypot(circle[:, 0] - 1, circle[:, 1]) - 1)) < 0.02
+
+
+def fit_line(ax, name):
+    (line,) = [line for line in ax.get_lines() if line.get_gid() == f"{name} fit"]
+    return line.get_xydata()
+
+
+def test_convergence_plot_draws_each_fitted_slope_and_the_invariant_order(tmp_path):
+    prob = odekit.problems.kepler(e=0.3, t_end=2.0)
+    steps = {"euler": [0.02, 0.01, 0.005], "velocity_verlet": [0.04, 0.02, 0.01]}
+    result = analysis.convergence(prob, list(steps), steps, invariant="energy", backend="python")
+    fig = result.plot(tmp_path / "c.png")
+    solution_ax, invariant_ax = fig.axes
+    for name, h in steps.items():
+        rows = result.select(name)
+        for ax, column, order in ((solution_ax, "error", result.fits[name].order),
+                                  (invariant_ax, "invariant_error", result.fits[name].invariant_order)):
+            line = fit_line(ax, name)
+            np.testing.assert_array_equal(line[:, 0], [min(h), max(h)])     # over the fitted steps
+            slope = np.diff(np.log(line[:, 1])) / np.diff(np.log(line[:, 0]))
+            assert slope[0] == pytest.approx(order, rel=1e-12)             # the table's order
+            # the line is the least-squares fit: the points straddle it
+            errors = np.array([getattr(r, column) for r in rows])
+            fitted = np.exp(np.polyval(np.polyfit(np.log(h), np.log(errors), 1), np.log(line[:, 0])))
+            np.testing.assert_allclose(line[:, 1], fitted, rtol=1e-10)
+    assert result.fits["velocity_verlet"].invariant_order == pytest.approx(2.0, abs=0.05)
+    assert "energy" in invariant_ax.get_ylabel()
+    single = analysis.convergence(prob, ["euler"], steps["euler"], backend="python").plot()
+    assert len(single.axes) == 1
+
+
 def test_convergence_plot_labels_each_line_with_its_fitted_order(tmp_path):
     prob = odekit.problems.kepler(e=0.3, t_end=2.0)
     result = analysis.convergence(prob, ["euler", "rk4"], {"euler": [0.02, 0.01, 0.005], "rk4": [0.1, 0.05, 0.025]},

@@ -107,45 +107,105 @@ def shootout(result, path=None):
 
 
 def convergence(result, path=None):
-    """Log-log error against step size, one line per method, labelled with the fitted order."""
-    fig = Figure(figsize=(6.4, 4.8))
-    ax = fig.subplots()
-    for name in result.methods:
-        rows = [r for r in result.rows if r.method == name and r.success]
-        h = np.array([r.h for r in rows])
-        err = np.array([r.error for r in rows])
-        fit = result.fits[name]
-        ax.loglog(h, err, "o-", color=colour(name), label=f"{name}: order {fit.order:.2f} (declared {fit.declared})")
-    ax.set_xlabel("step size h")
-    ax.set_ylabel("largest error over the run")
-    ax.set_title(f"convergence on {result.problem}")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", lw=0.3)
+    """Log-log error against step size with the fitted slopes, one colour per method.
+
+    Each method's errors are drawn as dots and its least-squares fit
+    ``error = C h^p`` (:func:`odekit.analysis.fit_order`) as a dashed line
+    over the fitted steps, labelled with the measured order ``p``.  When the
+    study measured an invariant's error (``invariant=...``), a second panel
+    shows that error and its fit in the same way.
+    """
+    panels = [("error", "order", "largest error over the run")]
+    if result.invariant is not None:
+        panels.append(("invariant_error", "invariant_order", f"largest error in {result.invariant}"))
+    fig = Figure(figsize=(6.4 * len(panels), 4.8))
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, (column, order, ylabel) in zip(axes, panels):
+        for name in result.methods:
+            fit = result.fits[name]
+            _draw_fit(ax, result, name, column, getattr(fit, order), fit.declared)
+        ax.set_xlabel("step size h")
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", lw=0.3)
+    axes[0].set_title(f"convergence on {result.problem}")
+    if len(panels) > 1:
+        axes[1].set_title(f"error in {result.invariant}: its own order")
     return _finish(fig, path)
 
 
+def _draw_fit(ax, result, name, column, order, declared):
+    """The (h, error) points of one method and the line of their fit ``C h^p``.
+
+    The points are those the table's fit used: successful runs with a
+    positive finite error.
+    """
+    from .analysis import fit_order
+
+    points = [(r.h, getattr(r, column)) for r in result.rows if r.method == name and r.success]
+    points = [(h, e) for h, e in points if e is not None and np.isfinite(e) and e > 0]
+    c = colour(name)
+    if not np.isfinite(order) or len({h for h, _ in points}) < 2:    # e.g. an invariant kept to round-off
+        if points:
+            ax.loglog(*zip(*points), "o", color=c, label=f"{name}: no order")
+        return
+    h, e = map(np.array, zip(*points))
+    fit = fit_order(h, e)                  # the table's fit again, for its constant C
+    ax.loglog(h, e, "o", color=c, label=f"{name}: order {order:.2f} (declared {declared})")
+    ends = np.array([h.min(), h.max()])
+    ax.loglog(ends, fit.constant * ends ** fit.order, "--", color=c, lw=1.2, gid=f"{name} fit")
+
+
 STABILITY_METHODS = ("euler", "midpoint", "kutta3", "rk4", "backward_euler", "trapezoid")
+_HATCHES = ("/", "\\", "|", "-")
 
 
 def stability_regions(methods=STABILITY_METHODS, path=None, re=(-5.0, 3.0), im=(-4.0, 4.0)):
-    """Where |R(z)| <= 1 in the complex plane z = h lambda, for each method (shaded), with its boundary."""
-    from .analysis import stability_region
+    """Where |R(z)| <= 1 in the complex plane z = h lambda, for each method, with its boundary.
+
+    A bounded region (explicit methods) is shaded and outlined with a solid
+    line.  An unbounded one (an A-stable method: the whole left half-plane
+    and more) would cover the others if shaded, so it is hatched and its
+    boundary dashed and drawn on top, with a dark edge: the trapezoid rule's
+    boundary is the imaginary axis itself, under RK4's curve.  The legend
+    says which is which.  Each boundary is one contour set with
+    ``gid = "<method> boundary"``.
+    """
+    from matplotlib import patheffects
+    from matplotlib.lines import Line2D
+
+    from .analysis import is_a_stable, stability_region
 
     fig = Figure(figsize=(6.4, 6.0))
     ax = fig.subplots()
+    ax.axhline(0, color="0.6", lw=0.5, zorder=0)
+    ax.axvline(0, color="0.6", lw=0.5, zorder=0)
+    handles, unbounded = [], 0
     for name in methods:
         region = stability_region(name, re=re, im=im, n=401)
         c = colour(region.method)
-        ax.contourf(region.re, region.im, region.abs_r, levels=[0, 1], colors=[c], alpha=0.12)
-        ax.contour(region.re, region.im, region.abs_r, levels=[1], colors=[c], linewidths=1.2)
-        ax.plot([], [], color=c, label=region.method)
-    ax.axhline(0, color="k", lw=0.5)
-    ax.axvline(0, color="k", lw=0.5)
+        if is_a_stable(region.method):
+            hatch = _HATCHES[unbounded % len(_HATCHES)]
+            unbounded += 1
+            shade = ax.contourf(region.re, region.im, region.abs_r, levels=[0, 1], colors="none",
+                                hatches=[hatch], zorder=1)
+            shade.set_edgecolor(c)
+            shade.set_linewidth(0)
+            style = dict(linestyles="--", linewidths=2.4, zorder=4,
+                         path_effects=[patheffects.withStroke(linewidth=3.6, foreground="0.25")])
+            label = f"{region.method} (A-stable: hatched, unbounded)"
+        else:
+            ax.contourf(region.re, region.im, region.abs_r, levels=[0, 1], colors=[c], alpha=0.12, zorder=1)
+            style = dict(linestyles="-", linewidths=1.3, zorder=3)
+            label = region.method
+        boundary = ax.contour(region.re, region.im, region.abs_r, levels=[1], colors=[c], **style)
+        boundary.set_gid(f"{region.method} boundary")
+        handles.append(Line2D([], [], color=c, lw=style["linewidths"], ls=style["linestyles"], label=label))
     ax.set_aspect("equal")
     ax.set_xlabel("Re hλ")
     ax.set_ylabel("Im hλ")
     ax.set_title("stability regions |R(hλ)| ≤ 1")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(handles=handles, fontsize=8, loc="upper left", framealpha=0.9)
     return _finish(fig, path)
 
 
