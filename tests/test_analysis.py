@@ -607,6 +607,30 @@ def test_work_precision_error_falls_as_work_grows(tmp_path):
     assert "work-precision" in str(res) and "embedded" in str(res)
 
 
+def test_work_precision_reads_positional_values_by_each_method_kind():
+    """Steps for methods without an error estimate, tolerances for embedded pairs (as SciPy's)."""
+    prob = odekit.problems.kepler(e=0.3, t_end=1.0)
+    fixed = A.work_precision(prob, ["rk4", "velocity_verlet"], [0.01, 0.005], backend="python", repeat=1)
+    assert [(r.method, r.control, r.h, r.rtol) for r in fixed.rows] == [
+        ("rk4", "fixed", 0.01, None), ("rk4", "fixed", 0.005, None),
+        ("velocity_verlet", "fixed", 0.01, None), ("velocity_verlet", "fixed", 0.005, None)]
+    assert fixed.rows[0].steps == 100
+    adaptive = A.work_precision(prob, "RK45", [1e-6], backend="python", repeat=1)       # SciPy's name: dp54
+    assert [(r.method, r.control, r.h, r.rtol) for r in adaptive.rows] == [("dp54", "embedded", None, 1e-6)]
+    both = A.work_precision(prob, ["dp54", "rk4"], {"rk4": [0.01], "dp54": [1e-6]}, backend="python", repeat=1)
+    assert [(r.method, r.control, r.h, r.rtol) for r in both.rows] == [
+        ("dp54", "embedded", None, 1e-6), ("rk4", "fixed", 0.01, None)]
+    assert both.rows[0].nfev == adaptive.rows[0].nfev
+
+
+def test_work_precision_refuses_ambiguous_positional_values():
+    with pytest.raises(ValueError, match=r"would be tolerances for \['dp54'\] .* but step sizes for \['rk4'\]; "
+                                         r"for methods of both kinds give a mapping"):
+        A.work_precision(KEPLER_ARC, ["rk4", "dp54"], [0.01])
+    with pytest.raises(ValueError, match="give the steps or tolerances once"):
+        A.work_precision(KEPLER_ARC, ["rk4"], [0.01], hs=[0.02])
+
+
 def test_work_precision_against_a_reference_run():
     res = A.work_precision(_no_exact(KEPLER_ARC), "bs32", tolerances=[1e-4, 1e-6], backend="python", repeat=1)
     assert res.reference.startswith("reference")

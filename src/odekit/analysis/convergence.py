@@ -441,8 +441,25 @@ def convergence(problem, methods, hs, *, reference=None, invariant=None, backend
 # work-precision
 # =====================================================================================
 
-def work_precision(problem, methods, *, hs=None, tolerances=None, atol=None, reference=None,
-                   backend="auto", repeat=3):
+def _by_kind(values, ms, hs, tolerances):
+    """Positional values of :func:`work_precision` -> (hs, tolerances), each method by its kind."""
+    if hs is not None or tolerances is not None:
+        raise ValueError("give the steps or tolerances once: as the third argument (read by each method's kind) "
+                         "or as hs=... / tolerances=..., not both")
+    embedded = [m.name for m in ms if m.adaptive]
+    fixed = [m.name for m in ms if not m.adaptive]
+    if not isinstance(values, Mapping) and embedded and fixed:
+        raise ValueError(f"the third argument, {values!r}, would be tolerances for {embedded} (embedded error "
+                         f"estimate) but step sizes for {fixed}; for methods of both kinds give a mapping "
+                         "method -> values, or hs=[...] and/or tolerances=[...] by keyword")
+    per_method = _per_method("steps_or_tolerances", values, ms, minimum=0)
+    steps = {name: v for name, v in per_method.items() if name in fixed}
+    rtols = {name: v for name, v in per_method.items() if name in embedded}
+    return steps or None, rtols or None
+
+
+def work_precision(problem, methods, steps_or_tolerances=None, *, hs=None, tolerances=None, atol=None,
+                   reference=None, backend="auto", repeat=3):
     """Work against precision: error, f-evaluations and wall time per run.
 
     Each method is run at each fixed step in ``hs`` and/or each tolerance in
@@ -466,9 +483,20 @@ def work_precision(problem, methods, *, hs=None, tolerances=None, atol=None, ref
     ----------
     problem : ODEProblem or SecondOrderProblem
     methods : str, Method or sequence of them
+    steps_or_tolerances : sequence of float or mapping method -> sequence, optional
+        Given positionally, each method reads the values as it is usually
+        run: a method with an embedded error estimate (``dp54``, ``bs32``,
+        ... -- the kind SciPy's ``solve_ivp`` runs) as tolerances ``rtol``,
+        any other (``rk4``, ``velocity_verlet``, ...) as fixed steps ``h``.
+        ``work_precision(prob, ["dp54", "bs32"], [1e-4, 1e-6, 1e-8])`` and
+        ``work_precision(prob, ["rk4"], [0.01, 0.005])`` therefore do what
+        they say.  One list for methods of both kinds would mean steps to
+        some and tolerances to others, so it is refused: give a mapping
+        ``{"rk4": [0.01, 0.005], "dp54": [1e-6, 1e-8]}`` (each method's
+        values read by its kind) or the keywords.
     hs : sequence of float or mapping method -> sequence, optional
-        Fixed steps.  A mapping gives each method its own (methods it leaves
-        out are not run with fixed steps).
+        Fixed steps, for any method.  A mapping gives each method its own
+        (methods it leaves out are not run with fixed steps).
     tolerances : sequence of float or mapping method -> sequence, optional
         Relative tolerances ``rtol`` of adaptive runs.  Methods with an
         embedded pair use it with PI control (``control="embedded"``); the
@@ -492,15 +520,19 @@ def work_precision(problem, methods, *, hs=None, tolerances=None, atol=None, ref
     Raises
     ------
     ValueError, TypeError
-        If neither ``hs`` nor ``tolerances`` is given, a method gets no run,
-        or an argument is malformed.
+        If no steps or tolerances are given, or positional ones together
+        with ``hs`` or ``tolerances``, one positional list for methods of
+        both kinds, a method gets no run, or an argument is malformed.
     """
     _check_problem(problem)
     _check_backend(backend)
+    if steps_or_tolerances is not None:
+        hs, tolerances = _by_kind(steps_or_tolerances, _methods(methods), hs, tolerances)
     if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
         raise ValueError(f"repeat must be a positive integer (timed runs after the warm-up), got {repeat!r}")
     if hs is None and tolerances is None:
-        raise ValueError("give hs=[...] (fixed steps) and/or tolerances=[...] (adaptive runs); got neither")
+        raise ValueError("give steps or tolerances: as the third argument (read by each method's kind), or "
+                         "hs=[...] (fixed steps) and/or tolerances=[...] (adaptive runs); got none")
     if atol is not None and not (isinstance(atol, (int, float)) and not isinstance(atol, bool)
                                  and atol > 0 and math.isfinite(atol)):
         raise ValueError(f"atol must be a positive number or None (= rtol), got {atol!r}")
