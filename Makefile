@@ -16,7 +16,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	touch $@
 
 demo: $(VENV)/.installed
-	$(BIN)/odekit shootout kepler --t-end 62.83 --report shootout-report
+	$(BIN)/odekit shootout kepler --report shootout-report
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q

@@ -85,7 +85,7 @@ h = k / {result.budget:g}.</p>
 <p class="note">error: largest deviation of the positions (or state) from the exact or a tight
 reference solution. Drifts: largest relative change of the invariant over the run;
 energy_change: signed relative change at the end; energy_trend: whether the energy error grows
-(secular) or stays bounded.</p>
+(secular) or stays bounded, or "too short" for a run of fewer than about four oscillations.</p>
 <table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
 {figures}
 <h2>Methods</h2><ul>{methods}</ul>
