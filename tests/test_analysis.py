@@ -22,7 +22,7 @@ import odekit
 from odekit import analysis as A
 
 EXPLICIT = odekit.methods("explicit_rk")
-NOT_SPLITTING = [m for m in odekit.methods() if m.family != "splitting"]
+NOT_SPLITTING = [m for m in odekit.methods() if m.family not in ("splitting", "bdf")]   # the one-step methods
 SPLITTING = odekit.methods("splitting")
 
 
@@ -693,3 +693,9 @@ def test_bad_arguments_to_invariant_drift():
         A.invariant_drift("sol", "energy")
     with pytest.raises(TypeError, match="problem must be an ODEProblem"):
         A.convergence("kepler", "rk4", [0.1, 0.05])
+
+
+@pytest.mark.parametrize("name", ["bdf", "ndf"])
+def test_multistep_methods_have_no_one_step_stability_function_and_say_so(name):
+    with pytest.raises(ValueError, match=rf"one-step methods, but '{name}' is a variable-order multistep"):
+        A.stability_function(name)

@@ -17,7 +17,7 @@ compares methods at an equal budget of derivative evaluations;
 from . import catalog  # noqa: F401  (registers the built-in methods)
 from . import problems
 from . import analysis  # noqa: F401  (odekit.analysis: order, stability, drift, work-precision)
-from .controllers import FixedStep, PIController, StepDoubling
+from .controllers import FixedStep, MethodControl, PIController, StepDoubling
 from .integrator import IntegrationError, Integrator
 from .methods import Method, methods, method
 from .problem import ODEProblem, SecondOrderProblem, System
@@ -33,7 +33,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BackendFallbackWarning", "ButcherTableau", "FixedStep", "IntegrationError", "Integrator",
-    "Method", "ODEProblem", "PIController", "RosenbrockTableau", "SecondOrderProblem", "Solution",
+    "Method", "MethodControl", "ODEProblem", "PIController", "RosenbrockTableau", "SecondOrderProblem", "Solution",
     "ShootoutResult", "SplittingScheme", "Stats", "Status", "StepDoubling", "StiffnessWarning", "System",
     "analysis", "method",
     "methods", "problems", "shootout", "solve", "solve_ivp",

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 
+from .kernels.bdf import bdf_step
 from .kernels.driver import make_drive
 from .kernels.evaluation import first_order_derivative, store
 from .kernels.explicit_rk import explicit_rk_step
@@ -33,6 +34,7 @@ DERIVATIVES = {
     "explicit_rk": first_order_derivative,
     "implicit_rk": first_order_derivative,
     "radau": first_order_derivative,
+    "bdf": first_order_derivative,
     "rosenbrock": first_order_derivative,
     "splitting": second_order_derivative,
 }
@@ -40,6 +42,7 @@ DRIVES = {
     "explicit_rk": make_drive(explicit_rk_step, first_order_derivative),
     "implicit_rk": make_drive(implicit_rk_step, first_order_derivative),
     "radau": make_drive(radau_step, first_order_derivative),
+    "bdf": make_drive(bdf_step, first_order_derivative),
     "rosenbrock": make_drive(rosenbrock_step, first_order_derivative),
     "splitting": make_drive(splitting_step, second_order_derivative),
 }

@@ -11,6 +11,7 @@ formulas below are written once and run in both backends.
   of the error estimate (Gustafsson; Hairer & Wanner, *Solving ODEs II*,
   IV.2), with Hairer's initial-step selection (in the kernel, before the
   first step) when ``h0`` is not given.
+* :class:`MethodControl` -- the method decides (variable-order BDF).
 * :class:`StepDoubling` -- for any method: one step of ``h`` against two of
   ``h/2``; their difference divided by ``2^p - 1`` estimates the error of the
   two half steps (Richardson), and the step adapts by ``(1/err)^(1/(p+1))``.
@@ -24,7 +25,7 @@ import numpy as np
 from .kernels import jitable
 from .kernels.layout import (
     C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HAS_JAC, C_HMAX, C_HMIN, C_HOLD,
-    C_KIND, C_NEWTON, C_ORDER, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED,
+    C_KIND, C_NEWTON, C_ORDER, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED, SELF,
 )
 
 
@@ -147,6 +148,22 @@ class StepDoubling(_Adaptive):
         beta1 = 1.0 / k if self.beta1 is None else self.beta1
         return _params(self.kind, method, k, self.safety, self.factor_min,
                        self.factor_max, beta1, self.beta2, self.h_min, self.h_max)
+
+
+@dataclass(frozen=True)
+class MethodControl(_Adaptive):
+    """The method chooses its own steps (and order): variable-order BDF.
+
+    Only ``h0``, ``h_min`` and ``h_max`` apply; safety and the factor limits
+    are the method's own (see :mod:`odekit.kernels.bdf`).  The first step,
+    when not given, is Hairer's choice for a first-order method.
+    """
+
+    kind = SELF
+
+    def params(self, method):
+        return _params(self.kind, method, 2, self.safety, self.factor_min,
+                       self.factor_max, 0.0, 0.0, self.h_min, self.h_max)
 
 
 def _params(kind, method, k, safety, fmin, fmax, beta1, beta2, hmin, hmax):

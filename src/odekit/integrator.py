@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 
 from . import backend as _backend
-from .controllers import FixedStep, PIController, StepDoubling
-from .kernels import layout as L, radau
+from .controllers import FixedStep, MethodControl, PIController, StepDoubling
+from .kernels import bdf, layout as L, radau
 from .methods import method as lookup_method
 from .problem import ODEProblem, SecondOrderProblem
 from .solution import DenseOutput, Solution, Stats, Status
@@ -229,6 +229,7 @@ class Integrator:
         self._ist[L.JAC_REUSE] = 0
         self._fs[L.CARRY_H] = 0.0
         self._fs[L.LU_HG] = 0.0
+        self._fs[L.BDF_H] = 0.0        # BDF restarts its history at order 1
 
     @property
     def h(self):
@@ -495,9 +496,16 @@ def _controller(method, h, adaptive, controller):
     if controller is not None:
         if h is not None or adaptive is not None:
             raise ValueError("give either controller=... or h/adaptive, not both")
-        if not isinstance(controller, (FixedStep, PIController, StepDoubling)):
-            raise TypeError("controller must be FixedStep, PIController or StepDoubling, "
+        if not isinstance(controller, (FixedStep, PIController, StepDoubling, MethodControl)):
+            raise TypeError("controller must be FixedStep, PIController, StepDoubling or MethodControl, "
                             f"got {type(controller).__name__}")
+        self_controlled = method.family == "bdf"
+        if isinstance(controller, (PIController, StepDoubling)) and self_controlled:
+            raise ValueError(f"method {method.name!r} chooses its own steps and order: use "
+                             "controller=MethodControl(...) (or adaptive=True), or a fixed step h")
+        if isinstance(controller, MethodControl) and not self_controlled:
+            raise ValueError(f"MethodControl is for methods that choose their own steps (bdf, ndf), not "
+                             f"{method.name!r}: use PIController or StepDoubling")
         if isinstance(controller, PIController):
             controller.exponent(method)  # raises if the method has no embedded pair
         return controller
@@ -509,6 +517,11 @@ def _controller(method, h, adaptive, controller):
         if h is None:
             raise ValueError("fixed steps need h: give h=... (a positive step size)")
         return FixedStep(h)
+    if method.family == "bdf":
+        if adaptive is True:
+            return MethodControl(h0=h)
+        raise ValueError(f"method {method.name!r} chooses its own steps and order: adaptive must be None, "
+                         f"True or False, got {adaptive!r}")
     if adaptive == "doubling":
         return StepDoubling(h0=h)
     if adaptive is True or adaptive == "embedded":
@@ -564,19 +577,23 @@ def _tolerance(name, value, n):
 
 
 def _scratch(method, y):
-    """The family's work arrays: ``(W, J, LU, piv)``, and for Radau a second (complex) factorisation.
+    """The family's work arrays: ``(W, J, LU, piv)``, and what a family needs besides.
 
     ``W`` is the work matrix, holding ``y`` in row ``Y``; the Jacobian and
-    the LU factors exist for implicit methods only.
+    the LU factors exist for implicit methods only.  Radau adds a second
+    (complex) factorisation, BDF a small matrix for rescaling its history.
     """
     n, dtype = y.size, y.dtype
-    rows = radau.WORK_ROWS if method.family == "radau" else L.STAGE + method.stages + L.FAMILY_ROWS
+    rows = {"radau": radau.WORK_ROWS, "bdf": bdf.WORK_ROWS}.get(method.family,
+                                                                L.STAGE + method.stages + L.FAMILY_ROWS)
     W = np.zeros((rows, n), dtype=dtype)
     W[L.Y] = y
     m = n if method.implicit else 0
     scratch = (W, np.zeros((m, m), dtype=dtype), np.zeros((m, m), dtype=dtype), np.zeros(m, dtype=np.int64))
     if method.family == "radau":
         scratch += (np.zeros((2 * n, 2 * n), dtype=dtype), np.zeros(2 * n, dtype=np.int64))
+    if method.family == "bdf":
+        scratch += (np.zeros((18, 6)),)
     return scratch
 
 

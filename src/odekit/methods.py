@@ -12,6 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
+from .multistep import BDFCoefficients
 from .splitting import SplittingScheme
 from .tableau import ButcherTableau, CollocationTableau, RosenbrockTableau
 
@@ -19,6 +20,7 @@ FAMILIES = {
     "explicit_rk": "explicit Runge-Kutta",
     "implicit_rk": "diagonally implicit Runge-Kutta (Newton)",
     "radau": "fully implicit collocation (Radau IIA, Newton on decoupled stages)",
+    "bdf": "variable-order backward differentiation (multistep, Newton)",
     "rosenbrock": "Rosenbrock (linearly implicit)",
     "splitting": "kick-drift splitting (symplectic)",
 }
@@ -60,7 +62,9 @@ class Method:
 
     def __post_init__(self):
         c = self.coefficients
-        if isinstance(c, CollocationTableau):
+        if isinstance(c, BDFCoefficients):
+            family = "bdf"
+        elif isinstance(c, CollocationTableau):
             family = "radau"
         elif isinstance(c, ButcherTableau):
             if not c.diagonally_implicit:
@@ -90,8 +94,8 @@ class Method:
 
     @property
     def adaptive(self):
-        """True when the method carries its own error estimate (embedded pair)."""
-        return self.embedded_order is not None
+        """True when the method carries its own error estimate (embedded pair, or BDF's)."""
+        return self.family == "bdf" or self.embedded_order is not None
 
     @property
     def fsal(self):
@@ -101,7 +105,7 @@ class Method:
 
     @property
     def implicit(self):
-        return self.family in ("implicit_rk", "radau", "rosenbrock")
+        return self.family in ("implicit_rk", "radau", "rosenbrock", "bdf")
 
     @property
     def second_order_only(self):

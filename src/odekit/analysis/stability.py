@@ -114,6 +114,12 @@ def _method(m, what="method"):
 
 
 def _not_for_splitting(m, what):
+    """Refuse the methods that have no one-step stability function ``R(z)``."""
+    if m.family == "bdf":
+        raise ValueError(
+            f"{what} is defined for one-step methods, but {m.name!r} is a variable-order multistep method: "
+            f"each order has its own characteristic polynomial and region (see its stability text, "
+            f"odekit.method({m.name!r}).stability)")
     if m.family == "splitting":
         raise ValueError(
             f"{what} is defined for y' = lambda y, but {m.name!r} is a splitting method for x'' = a(x), which "

@@ -18,7 +18,7 @@ from .layout import (
     BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_HMAX, C_HMIN, C_KIND, C_ORDER,
     CARRY_H, DOUBLING, ERR, ERR_PREV, F, FHALF, FIXED, FNEW, H, HAVE_F, KSTEP, LAST_FAIL,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
-    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, STAGE, STEP_UNDERFLOW, SUCCESS, T, T0, T_END,
+    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SELF, STAGE, STEP_FACTOR, STEP_UNDERFLOW, SUCCESS, T, T0, T_END,
     TEVAL_NEXT, Y, YFULL, YHALF, YNEW,
 )
 from .primitives import copy_row, error_norm, scaled_difference
@@ -157,10 +157,13 @@ def make_drive(step, deriv):
                     continue
                 if en > 1.0:
                     ist[NREJECT] += 1
-                    fs[H] = h * reject_factor(ctrl, en)
+                    fs[H] = h * (fs[STEP_FACTOR] if kind == SELF else reject_factor(ctrl, en))
                     after_reject = True
                     continue
-                factor = accept_factor(ctrl, en, fs[ERR_PREV], after_reject)
+                if kind == SELF:                 # the method's own choice (BDF: step and order)
+                    factor = fs[STEP_FACTOR]
+                else:
+                    factor = accept_factor(ctrl, en, fs[ERR_PREV], after_reject)
                 fs[ERR_PREV] = max(en, 1e-4)
             after_reject = False
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import compiled_as, jitable
-from .layout import BAD_SHAPE, NFEV, NJEV, NONFINITE, SUCCESS, T_FAIL
+from .layout import BAD_SHAPE, CARRY_H, CARRY_T, NFEV, NJEV, NONFINITE, SUCCESS, T_FAIL
 from .primitives import all_finite, copy_row, difference_column
 
 
@@ -61,6 +61,17 @@ def overflowed(W, ynew, fs):
         return SUCCESS
     fs[T_FAIL] = np.nan
     return NONFINITE
+
+
+@jitable
+def continues(fs, t):
+    """True when the attempt in ``fs[CARRY_T], fs[CARRY_H]`` ended where this one starts (it was accepted).
+
+    A fixed step's end ``t0 + k h`` and its start plus its length differ in
+    their last bits, hence the tolerance.
+    """
+    h = fs[CARRY_H]
+    return h != 0.0 and t != fs[CARRY_T] and abs(t - (fs[CARRY_T] + h)) <= 1e-9 * abs(h)
 
 
 def _store_loop(W, dst, start, value):

@@ -40,7 +40,7 @@ from numba.extending import intrinsic, overload, register_jitable
 
 from . import COMPILED_AS, JITABLE, borrowed
 # Import every kernel module so that their decorators have run.
-from . import dense, driver, evaluation, explicit_rk, implicit_rk, radau, rosenbrock, splitting  # noqa: F401
+from . import bdf, dense, driver, evaluation, explicit_rk, implicit_rk, radau, rosenbrock, splitting  # noqa: F401
 from .. import controllers  # noqa: F401
 
 OPTIONS = {"error_model": "numpy"}

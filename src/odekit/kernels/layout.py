@@ -32,7 +32,9 @@ CARRY_H = 6      # a step's private memory (leapfrog's half-step velocity, Radau
 LU_HG = 7        # h * g of the factored Newton matrix I - h g J; 0 = no valid factors
 NEWTON_RATE = 8  # largest contraction rate of Newton's method in the last step
 CARRY_T = 9      # ... that started at this time
-FS_SIZE = 10
+BDF_H = 10       # the step of BDF's backward differences; 0 = not started
+STEP_FACTOR = 11  # the step factor a self-controlled method asks for after its attempt
+FS_SIZE = 12
 
 # --- integer state ``ist`` ---------------------------------------------------
 NFEV = 0         # right-hand-side (or force) evaluations
@@ -50,7 +52,10 @@ TEVAL_NEXT = 11  # index of the next requested output time
 LAST_FAIL = 12   # code of the last failed step attempt (adaptive runs)
 RECORD = 13      # what to record: RECORD_NONE, RECORD_STEPS or RECORD_TEVAL
 JAC_REUSE = 14   # 1 when the Jacobian in J may serve the next step (simplified Newton)
-IST_SIZE = 15
+BDF_ORDER = 15   # BDF's current order
+BDF_EQUAL = 16   # steps taken at the current step and order
+BDF_NEXT = 17    # the order the last attempt chose if accepted; -1 = unchanged
+IST_SIZE = 18
 
 RECORD_NONE = 0
 RECORD_STEPS = 1  # every accepted step
@@ -77,8 +82,9 @@ FAMILY_ROWS = 7  # work rows a family may use after its stages
 FIXED = 0
 EMBEDDED = 1
 DOUBLING = 2
+SELF = 3         # the method chooses its own step (and order): variable-order BDF
 
-C_KIND = 0       # FIXED, EMBEDDED or DOUBLING
+C_KIND = 0       # FIXED, EMBEDDED, DOUBLING or SELF
 C_EXPONENT = 1   # k in err ~ h^k: the local order of the error estimate
 C_SAFETY = 2
 C_FMIN = 3

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from . import compiled_as, jitable
-from .evaluation import evaluate_finite, linearise, overflowed
+from .evaluation import continues, evaluate_finite, linearise, overflowed
 from .layout import (C_HAS_JAC, C_NEWTON, CARRY_H, CARRY_T, ERR, JAC_REUSE, LU_HG, NEWTON_FAILED, NEWTON_RATE,
                      NLU, STAGE, SUCCESS, T_FAIL)
 from .primitives import axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve, shifted_identity
@@ -77,7 +77,7 @@ def predict(c, W, t, h, fs):
     """
     h_old = fs[CARRY_H]
     same = h_old != 0.0 and t == fs[CARRY_T]
-    after = h_old != 0.0 and t == fs[CARRY_T] + h_old
+    after = continues(fs, t)
     n = W.shape[1]
     if not (same or after):
         for i in range(3):

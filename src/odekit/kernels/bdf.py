@@ -1,0 +1,239 @@
+"""Variable-order, variable-step BDF (orders 1 to 5), in backward differences.
+
+The algorithm of Shampine & Reichelt's ode15s as SciPy's ``BDF`` implements
+it (Shampine & Reichelt, SIAM J. Sci. Comput. 18 (1997); Byrne & Hindmarsh,
+ACM TOMS 1 (1975) for the quasi-constant step): the history is the array of
+backward differences ``D_0 = y, D_1, ..., D_{q+2}`` of the solution at equal
+steps ``h``; a change of step rescales it (``D <- (R U)^T D``), a change of
+order is free.  Each step predicts ``y_p = sum_{i<=q} D_i``, solves
+
+    y_new = y_p + d,  d - (h / alpha_q) f(t + h, y_new) + psi = 0,
+    psi = sum_{1<=i<=q} gamma_i D_i / alpha_q,
+
+by simplified Newton with ``I - (h / alpha_q) J``, and estimates the error
+as ``C_{q+1} d``.  ``kappa`` gives the NDFs of Klopfenstein and Shampine
+(``kappa = 0``: the classical BDFs).
+
+The method chooses its own step and order (controller kind SELF): after
+each attempt it writes into ``fs[STEP_FACTOR]`` the factor it wants -- after
+an error too large, ``safety * err^(-1/(q+1))``; after an acceptable one,
+once ``q + 1`` steps of equal size have passed, the best of orders ``q - 1,
+q, q + 1`` by their error estimates.  What an accepted attempt changes
+(the differences, the order) is committed at the start of the next call,
+recognised by its starting time, since only the driver knows whether the
+attempt was accepted.
+
+Work arrays ``(W, J, LU, piv, RU)``; ``RU`` is an 18 x 6 scratch matrix.
+"""
+
+import numpy as np
+
+from . import jitable
+from .evaluation import continues, evaluate_finite, linearise, overflowed
+from .layout import (BDF_EQUAL, BDF_H, BDF_NEXT, BDF_ORDER, C_HAS_JAC, C_NEWTON, CARRY_H, CARRY_T, ERR, JAC_REUSE,
+                     LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_FACTOR, SUCCESS, T_FAIL)
+from .primitives import (axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve, scaled_difference,
+                         shifted_identity)
+
+MAX_ORDER = 5
+D0 = STAGE               # the differences D_0 .. D_7
+YP = STAGE + 8           # the prediction
+PSI = STAGE + 9
+DACC = STAGE + 10        # d = y_new - y_p
+DY = STAGE + 11          # a Newton correction
+FN = STAGE + 12          # f at the Newton iterate
+PEND = STAGE + 13        # d of the last attempt, committed if it was accepted
+TMP = STAGE + 14         # six rows for rescaling the differences
+YT, FT, FB = STAGE + 20, STAGE + 21, STAGE + 22
+WORK_ROWS = STAGE + 23
+NEWTON_ITERATIONS = 4
+MIN_FACTOR = 0.2
+MAX_FACTOR = 10.0
+
+
+@jitable
+def _difference_matrix(M, top, order, factor):
+    """``R(order, factor)`` into rows ``top..`` of ``M``: ``R[0, j] = 1``,
+    ``R[i, j] = prod_{k=1..i} (k - 1 - factor j) / k`` (and ``R[i, 0] = 0`` for ``i > 0``)."""
+    for j in range(order + 1):
+        M[top, j] = 1.0
+    for i in range(1, order + 1):
+        M[top + i, 0] = 0.0
+        for j in range(1, order + 1):
+            M[top + i, j] = M[top + i - 1, j] * (i - 1 - factor * j) / i
+
+
+@jitable(inline=False)
+def rescale(W, RU, order, factor):
+    """``D_0..D_q <- (R U)^T D``: the differences for a step ``factor`` times the old one.
+
+    ``R = R(q, factor)`` (rows 0-5 of ``RU``) and ``U = R(q, 1)`` (rows 6-11);
+    the coefficients ``C[i, k] = (R U)[k, i]`` go to rows 12-17, so that the
+    new ``D_i`` is one stage-sum of the old ones.
+    """
+    q = order
+    _difference_matrix(RU, 0, q, factor)
+    _difference_matrix(RU, 6, q, 1.0)
+    for i in range(q + 1):
+        for k in range(q + 1):
+            acc = 0.0
+            for m in range(q + 1):
+                acc += RU[k, m] * RU[6 + m, i]
+            RU[12 + i, k] = acc
+    for i in range(q + 1):
+        combine(W, TMP + i, -1, 1.0, RU, 12 + i, D0, q + 1)
+    for i in range(q + 1):
+        copy_row(W, D0 + i, W, TMP + i)
+
+
+@jitable(inline=False)
+def commit(W, ist, fs):
+    """The last attempt was accepted: ``d`` enters the differences, and its chosen order applies."""
+    q = ist[BDF_ORDER]
+    scaled_difference(W, D0 + q + 2, PEND, D0 + q + 1, 1.0)     # D_{q+2} = d - D_{q+1}
+    copy_row(W, D0 + q + 1, W, PEND)                           # D_{q+1} = d
+    for i in range(q, -1, -1):                                 # D_i += D_{i+1}
+        axpy(W, D0 + i, 1.0, W, D0 + i + 1)
+    fs[BDF_H] = fs[CARRY_H]
+    if ist[BDF_NEXT] >= 0:          # the attempt chose an order (and a new step, applied by the driver)
+        ist[BDF_ORDER] = ist[BDF_NEXT]
+        ist[BDF_EQUAL] = 0
+    else:
+        ist[BDF_EQUAL] += 1
+
+
+@jitable(inline=False)
+def newton(rhs, args, tol, kappa, W, LU, piv, t, c, ynew, ist, fs):
+    """Solve ``d = c f(t, y_p + d) - psi`` from ``d = 0``: ``d`` in row DACC, ``y_p + d`` in row ``ynew``.
+
+    Returns ``(code, iterations)``.  Converged, diverging or too slow as in
+    :func:`odekit.kernels.implicit_rk.newton_solve`, at most four iterations.
+    """
+    copy_row(W, ynew, W, YP)
+    copy_scaled(W, DACC, 0.0, W, YP)
+    dn_old = 0.0
+    rate = 0.0
+    for k in range(NEWTON_ITERATIONS):
+        code = evaluate_finite(rhs, args, t, W, ynew, FN, ist, fs)
+        if code != SUCCESS:
+            return code, k
+        copy_scaled(W, DY, c, W, FN)                 # dy = c f - psi - d
+        axpy(W, DY, -1.0, W, PSI)
+        axpy(W, DY, -1.0, W, DACC)
+        lu_solve(LU, piv, W, DY)
+        dn = error_norm(W, DY, YP, YP, tol)
+        if not np.isfinite(dn):
+            break
+        if k > 0:
+            rate = dn / dn_old
+            if rate >= 1.0 or rate ** (NEWTON_ITERATIONS - k) / (1.0 - rate) * dn > kappa:
+                break
+        axpy(W, ynew, 1.0, W, DY)
+        axpy(W, DACC, 1.0, W, DY)
+        if dn == 0.0 or (k > 0 and rate / (1.0 - rate) * dn < kappa):
+            return SUCCESS, k + 1
+        dn_old = dn
+    fs[T_FAIL] = t
+    return NEWTON_FAILED, NEWTON_ITERATIONS
+
+
+@jitable
+def _factor(err, k):
+    """The step factor that an error norm ``err`` of local order ``k`` allows (unlimited at 0)."""
+    if err == 0.0:
+        return np.inf
+    return err ** (-1.0 / k)
+
+
+@jitable
+def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs):
+    """One attempt of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
+    gamma, alpha, econst, G, limits = m
+    W, J, LU, piv, RU = scratch
+    max_order = limits[0]
+    if continues(fs, t):
+        commit(W, ist, fs)
+    fs[CARRY_H] = 0.0
+    if fs[BDF_H] == 0.0:                         # a start (or a restart after the state was written)
+        if not have_f:
+            code = evaluate_finite(rhs, args, t, W, y, f, ist, fs)
+            if code != SUCCESS:
+                return code, False, False
+            have_f = True
+        copy_row(W, D0, W, y)
+        copy_scaled(W, D0 + 1, h, W, f)
+        ist[BDF_ORDER] = 1
+        ist[BDF_EQUAL] = 0
+        ist[BDF_NEXT] = -1
+        fs[BDF_H] = h
+    elif abs(h - fs[BDF_H]) > 1e-9 * abs(h):    # (a fixed step's length varies in its last bits)
+        rescale(W, RU, ist[BDF_ORDER], h / fs[BDF_H])
+        fs[BDF_H] = h
+        ist[BDF_EQUAL] = 0
+    q = ist[BDF_ORDER]
+    copy_row(W, YP, W, D0)                       # y_p = sum D_i
+    for i in range(1, q + 1):
+        axpy(W, YP, 1.0, W, D0 + i)
+    combine(W, PSI, -1, 1.0 / alpha[q], G, 0, D0 + 1, q)
+    c = h / alpha[q]
+    t_new = t + h
+    has_jac = ctrl[C_HAS_JAC] != 0.0
+    fresh = ist[JAC_REUSE] == 0
+    if fresh:
+        code, have_f = linearise(rhs, jac, args, has_jac, False, False, t, W, y, f, have_f, J, YT, FT, FB, ist, fs)
+        fs[LU_HG] = 0.0
+        if code != SUCCESS:
+            return code, have_f, False
+    iterations = 0
+    code = SUCCESS
+    for attempt in range(2):
+        if abs(c - fs[LU_HG]) > 1e-8 * abs(c):
+            shifted_identity(LU, J, c)
+            ist[NLU] += 1
+            if not lu_factor(LU, piv):
+                fs[LU_HG] = 0.0
+                fs[T_FAIL] = t
+                code = NEWTON_FAILED
+                break
+            fs[LU_HG] = c
+        code, iterations = newton(rhs, args, tol, ctrl[C_NEWTON], W, LU, piv, t_new, c, ynew, ist, fs)
+        if code != NEWTON_FAILED or fresh:
+            break
+        # an old Jacobian may be what failed: take one at the prediction and try once more
+        fresh = True
+        code, _ = linearise(rhs, jac, args, has_jac, False, False, t_new, W, YP, FN, False, J, YT, FT, FB, ist, fs)
+        fs[LU_HG] = 0.0
+        if code != SUCCESS:
+            ist[JAC_REUSE] = 0
+            return code, have_f, False
+    ist[JAC_REUSE] = 1                           # kept until Newton fails with it
+    if code != SUCCESS:
+        return code, have_f, False
+    copy_scaled(W, ERR, econst[q], W, DACC)
+    err = error_norm(W, ERR, y, ynew, tol)       # the driver's norm of the same estimate
+    safety = 0.9 * (2 * NEWTON_ITERATIONS + 1) / (2 * NEWTON_ITERATIONS + iterations)
+    ist[BDF_NEXT] = -1
+    fs[STEP_FACTOR] = 1.0                        # until q + 1 equal steps: keep h and q
+    if ist[BDF_EQUAL] + 1 >= q + 1:
+        # if accepted: the best of orders q - 1, q, q + 1 by their error estimates
+        best, delta = _factor(err, q + 1), 0
+        if q > 1:
+            copy_row(W, TMP, W, D0 + q)          # C_q (D_q + d)
+            axpy(W, TMP, 1.0, W, DACC)
+            copy_scaled(W, TMP, econst[q - 1], W, TMP)
+            fm = _factor(error_norm(W, TMP, ynew, ynew, tol), q)
+            if fm > best:
+                best, delta = fm, -1
+        if q < max_order:
+            scaled_difference(W, TMP + 1, DACC, D0 + q + 1, econst[q + 1])   # C_{q+2} (d - D_{q+1})
+            fp = _factor(error_norm(W, TMP + 1, ynew, ynew, tol), q + 2)
+            if fp > best:
+                best, delta = fp, 1
+        ist[BDF_NEXT] = q + delta
+        fs[STEP_FACTOR] = min(MAX_FACTOR, safety * best)
+    if err > 1.0:                                # rejected (unless the step is fixed)
+        fs[STEP_FACTOR] = max(MIN_FACTOR, safety * _factor(err, q + 1))
+    fs[CARRY_T] = t
+    fs[CARRY_H] = h
+    copy_row(W, PEND, W, DACC)
+    return overflowed(W, ynew, fs), have_f, False

@@ -1,0 +1,124 @@
+"""Variable-order BDF and NDF: each order's formula, exactly; the order and step control against SciPy's.
+
+At a fixed step the history holds the backward differences of the computed
+solution, so every step taken at order ``k`` must satisfy the classical
+formula ``sum_{j=1..k} (1/j) nabla^j y_{n+1} = h f(y_{n+1})`` (Hairer &
+Wanner, *Solving ODEs II*, III.5) -- for the NDFs with the extra term
+``- kappa_k gamma_k nabla^{k+1} y_{n+1}`` (Shampine & Reichelt 1997, eq. 2).
+On a linear problem Newton's method meets it to round-off, whatever order
+each step chose.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import odekit
+from odekit.kernels import layout
+from odekit.methods import Method
+from odekit.multistep import NDF_KAPPA, BDFCoefficients
+
+LAMBDA = np.array([-1.0, -0.3])
+
+
+def linear(t, y):
+    return LAMBDA * y + np.array([0.0, math.cos(t)])
+
+
+def _method(max_order, kappa):
+    return Method(f"bdf_test_{max_order}", "test", BDFCoefficients(max_order=max_order, kappa=kappa),
+                  order=max_order, reference="", stability="")
+
+
+def _differences(values, k):
+    """nabla^j y_last for j = 0..k from the last k + 1 rows of ``values``."""
+    rows = [np.asarray(values[-1 - i]) for i in range(k + 1)]
+    out = [rows[0]]
+    level = rows
+    for _ in range(k):
+        level = [level[i] - level[i + 1] for i in range(len(level) - 1)]
+        out.append(level[0])
+    return out
+
+
+@pytest.mark.parametrize("kappa", [(0,) * 6, NDF_KAPPA], ids=["bdf", "ndf"])
+@pytest.mark.parametrize("max_order", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_every_step_satisfies_the_formula_of_its_order(max_order, kappa, backend):
+    h = 0.05
+    prob = odekit.ODEProblem(linear, (0.0, 3.0), [1.0, 0.5])
+    integ = odekit.Integrator(prob, _method(max_order, kappa), h=h, rtol=1e-13, atol=1e-13, backend=backend)
+    ts, ys, orders = [integ.t], [integ.y.copy()], []
+    for _ in range(50):
+        integ.step()
+        ts.append(integ.t)
+        ys.append(integ.y.copy())
+        orders.append(int(integ._ist[layout.BDF_ORDER]))      # the order this step used
+    assert max(orders) == max_order                          # it climbs to the top order on a smooth problem
+    gamma = [0.0] + list(np.cumsum([1.0 / j for j in range(1, 7)]))
+    checked = 0
+    for n, k in enumerate(orders, start=1):
+        if n < k + 1:                                          # not enough equal steps behind it
+            continue
+        d = _differences(ys[:n + 1], k + 1)
+        lhs = sum(d[j] / j for j in range(1, k + 1)) - float(kappa[k]) * gamma[k] * d[k + 1]
+        np.testing.assert_allclose(lhs, h * linear(ts[n], ys[n]), rtol=0, atol=1e-12)
+        checked += 1
+    assert checked >= 40
+
+
+def test_bdf1_is_backward_euler():
+    prob = odekit.ODEProblem(linear, (0.0, 1.0), [1.0, 0.5])
+    a = odekit.solve(prob, _method(1, (0,) * 6), h=0.1, rtol=1e-13, atol=1e-13, backend="python")
+    for (t0, y0), (t1, y1) in zip(zip(a.t, a.y), zip(a.t[1:], a.y[1:])):
+        np.testing.assert_allclose(y1 - y0, (t1 - t0) * linear(t1, y1), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("name, scipy_method", [("ndf", "BDF")])
+def test_adaptive_ndf_takes_scipys_steps_on_robertson(name, scipy_method):
+    """odekit's ndf is SciPy's BDF algorithm (the NDFs, same controller): step counts within 10%,
+    and the solution agrees to the tolerance."""
+    from scipy.integrate import solve_ivp
+
+    prob = odekit.problems.robertson().with_span((0.0, 1e5))
+    sol = odekit.solve(prob, name, rtol=1e-6, atol=1e-10)
+    ref = solve_ivp(prob.fun, prob.t_span, prob.y0, method=scipy_method, rtol=1e-6, atol=1e-10, args=prob.args)
+    assert sol.success and ref.success
+    assert abs(sol.stats.naccepted - (len(ref.t) - 1)) <= 0.1 * (len(ref.t) - 1)
+    np.testing.assert_allclose(sol.y[-1], ref.y[:, -1], rtol=1e-4, atol=1e-10)
+    assert abs(sol.y[-1].sum() - 1.0) < 1e-12                  # y1 + y2 + y3 = 1: linear invariant kept
+
+
+@pytest.mark.parametrize("name", ["bdf", "ndf"])
+def test_error_falls_with_the_tolerance_and_the_order_climbs(name):
+    prob = odekit.ODEProblem(linear, (0.0, 10.0), [1.0, 0.5])
+    exact_ref = odekit.solve(prob, "radau5", rtol=1e-13, atol=1e-13).y[-1]
+    errors = []
+    for rtol in (1e-4, 1e-6, 1e-8):
+        integ = odekit.Integrator(prob, name, rtol=rtol, atol=rtol * 1e-3)
+        integ.advance_to(10.0)
+        errors.append(float(np.max(np.abs(integ.y - exact_ref))))
+        top = int(integ._ist[layout.BDF_ORDER])
+    assert errors[1] < errors[0] / 10 and errors[2] < errors[1] / 10, errors
+    assert top == 5                                            # tight tolerance, smooth solution: order 5
+
+
+def test_bdf_refuses_other_controllers():
+    prob = odekit.ODEProblem(linear, (0.0, 1.0), [1.0, 0.5])
+    with pytest.raises(ValueError, match="'bdf' chooses its own steps and order"):
+        odekit.solve(prob, "bdf", adaptive="doubling")
+    with pytest.raises(ValueError, match="'bdf' chooses its own steps and order"):
+        odekit.solve(prob, "bdf", controller=odekit.PIController())
+    with pytest.raises(ValueError, match="MethodControl is for methods that choose their own steps"):
+        odekit.solve(prob, "dp54", controller=odekit.MethodControl())
+
+
+def test_writing_the_state_restarts_the_history_at_order_one():
+    prob = odekit.ODEProblem(linear, (0.0, 10.0), [1.0, 0.5])
+    integ = odekit.Integrator(prob, "bdf", rtol=1e-8, atol=1e-10)
+    integ.advance_to(5.0)
+    assert integ._ist[layout.BDF_ORDER] > 1
+    integ.y = integ.y * 1.5                                    # an impulse: the differences no longer hold
+    integ.step()
+    assert integ._ist[layout.BDF_ORDER] == 1
