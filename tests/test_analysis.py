@@ -87,6 +87,10 @@ def test_trapezoid_is_stable_exactly_on_the_left_half_plane():
     ("trapezoid", True, False, -1.0),
     ("implicit_midpoint", True, False, -1.0),
     ("linearized_euler", True, True, 0.0),
+    ("trbdf2", True, True, 0.0),
+    ("kencarp4", True, True, 0.0),
+    ("radau5", True, True, 0.0),
+    ("rodas4", True, True, 0.0),
 ])
 def test_a_and_l_stability_of_the_implicit_methods(name, a_stable, l_stable, at_infinity):
     assert A.is_a_stable(name) is a_stable

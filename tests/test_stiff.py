@@ -1,0 +1,53 @@
+"""Stiff solvers on the standard stiff problems, against SciPy's and against conservation laws."""
+
+import numpy as np
+import pytest
+
+import odekit
+
+STIFF_ADAPTIVE = ["radau5", "kencarp4", "trbdf2", "rodas4", "bdf", "ndf"]
+
+
+@pytest.mark.parametrize("name", STIFF_ADAPTIVE)
+def test_robertson_keeps_its_mass_to_1e11(name):
+    """y1 + y2 + y3 = 1 is linear, so every Runge-Kutta, Rosenbrock and BDF method keeps it up to
+    Newton's and round-off error -- over 11 decades of time and rate constants 4e-2 .. 3e7."""
+    prob = odekit.problems.robertson().with_span((0.0, 1e11))
+    sol = odekit.solve(prob, name, rtol=1e-6, atol=1e-10)
+    assert sol.success, sol.message
+    assert np.max(np.abs(sol.y.sum(axis=1) - 1.0)) < 1e-10
+    assert sol.y[-1, 2] > 0.9999999                      # nearly all converted by t = 1e11
+    assert sol.stats.naccepted < 2000
+
+
+def test_van_der_pol_mu_1000_takes_scipy_radaus_number_of_steps():
+    """The same method, the same tolerance: within a factor of 2 of SciPy's Radau in steps."""
+    from scipy.integrate import solve_ivp
+
+    prob = odekit.problems.van_der_pol(mu=1000).with_span((0.0, 3000.0))
+    sol = odekit.solve(prob, "radau5", rtol=1e-6, atol=1e-6)
+    ref = solve_ivp(prob.fun, prob.t_span, prob.y0, method="Radau", rtol=1e-6, atol=1e-6, args=prob.args)
+    assert sol.success and ref.success
+    ratio = sol.stats.naccepted / (len(ref.t) - 1)
+    assert 0.5 <= ratio <= 2.0, ratio
+    np.testing.assert_allclose(sol.y[-1], ref.y[:, -1], rtol=1e-3)
+
+
+@pytest.mark.parametrize("name", STIFF_ADAPTIVE)
+def test_results_agree_with_scipy_at_tight_tolerance(name):
+    from scipy.integrate import solve_ivp
+
+    prob = odekit.problems.robertson().with_span((0.0, 1e3))
+    ref = solve_ivp(prob.fun, prob.t_span, prob.y0, method="Radau", rtol=1e-11, atol=1e-16, args=prob.args)
+    sol = odekit.solve(prob, name, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(sol.y[-1], ref.y[:, -1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["radau5", "kencarp4", "bdf", "rodas4"])
+def test_an_explicit_method_starves_where_the_stiff_one_strides(name):
+    """Robertson to t = 40: dp54 needs thousands of steps at its stability limit, the stiff
+    solvers tens to hundreds."""
+    prob = odekit.problems.robertson()
+    stiff = odekit.solve(prob, name, rtol=1e-6, atol=1e-10)
+    explicit = odekit.solve(prob, "dp54", rtol=1e-6, atol=1e-10)
+    assert stiff.stats.naccepted * 10 < explicit.stats.naccepted
