@@ -15,8 +15,8 @@ Three kinds of checks, each able to fail:
   few thousand steps, and a deliberately wrong invariant, exceed it by orders
   of magnitude.
 * **Facts** from the literature: Arenstorf's orbit closes after its period,
-  Robertson's mass stays 1 and its solution at t = 40 is Hindmarsh's, the
-  pendulum's period is ``4 K(k) / w``, Kepler's Runge--Lenz vector gives
+  Robertson's mass stays 1 and its solution at t = 40 is Hindmarsh's, HIRES
+  reaches the Test Set's reference solution, the pendulum's period is ``4 K(k) / w``, Kepler's Runge--Lenz vector gives
   ``e``, the outer planets' data give their known orbits.
 
 Everything runs on the Python backend except the checks that the right-hand
@@ -82,7 +82,7 @@ def drift(values, scale=None):
 
 EXPECTED = {"decay", "bead_on_rod", "bead_on_wire", "rotation", "kepler", "pendulum",
             "harmonic_oscillator", "arenstorf", "van_der_pol", "lorenz", "brusselator", "robertson",
-            "henon_heiles", "outer_solar_system", "mass_spring_chain"}
+            "hires", "henon_heiles", "outer_solar_system", "mass_spring_chain"}
 
 
 def test_every_problem_is_registered_builds_by_name_and_is_documented():
@@ -142,7 +142,7 @@ def test_every_problem_with_an_exact_solution_is_checked():
     with_exact = {name for name in PROBLEMS if problem(name).exact is not None}
     assert with_exact == {name for name, _, _ in EXACT_CASES}
     assert with_exact == EXPECTED - {"arenstorf", "van_der_pol", "lorenz", "brusselator", "robertson",
-                                     "henon_heiles", "outer_solar_system"}
+                                     "hires", "henon_heiles", "outer_solar_system"}
 
 
 @pytest.mark.parametrize("name, params, tau", EXACT_CASES, ids=CASE_IDS)
@@ -177,9 +177,13 @@ def test_exact_solution_matches_a_tight_numerical_solve(name, params):
 # --- invariants: kept by a tight solve, not by Euler ----------------------------------------
 
 SHORTER = {"outer_solar_system": {"t_end": 20_000.0}}                 # ~4.6 orbits of Jupiter
-SOLVER = {"robertson": dict(method="implicit_midpoint", adaptive="doubling", rtol=1e-6, atol=1e-12)}
+SOLVER = {"robertson": dict(method="implicit_midpoint", adaptive="doubling", rtol=1e-6, atol=1e-12),
+          "hires": dict(method="radau5", rtol=1e-10, atol=1e-14)}           # stiff: dp54 needs 16,000 steps
 ANGLE_SCALE = {("kepler", "perihelion_angle"): math.pi}               # starts at 0: absolute, in half-turns
-LINEAR = {("bead_on_rod", "rest_position"), ("robertson", "mass"), ("outer_solar_system", "momentum")}
+LINEAR = {("bead_on_rod", "rest_position"), ("robertson", "mass"), ("outer_solar_system", "momentum"),
+          ("hires", "y7_plus_y8")}
+# (t_end, steps) for Euler on the stiff problems, inside its stability limit (HIRES: |lambda| <= 212)
+EULER_SPAN = {"robertson": (0.3, 3000), "hires": (5.0, 1000)}
 INVARIANT_CASES = [(name, inv) for name in PROBLEMS for inv in problem(name).invariants]
 
 
@@ -223,8 +227,9 @@ def test_explicit_euler_does_not_keep_a_nonlinear_invariant(name, inv):
 def test_linear_invariants_are_kept_even_by_euler():
     """Every Runge-Kutta method keeps linear invariants: the exemption above is a fact, not a dodge."""
     for name, inv in LINEAR:
-        prob = problem(name, **SHORTER.get(name, {}), **({"t_end": 0.3} if name == "robertson" else {}))
-        h = (prob.t_span[1] - prob.t_span[0]) / (3000 if name == "robertson" else 500)
+        t_end, steps = EULER_SPAN.get(name, (None, 500))
+        prob = problem(name, **SHORTER.get(name, {}), **({"t_end": t_end} if t_end else {}))
+        h = (prob.t_span[1] - prob.t_span[0]) / steps
         sol = odekit.solve(prob, "euler", h=h, backend="python")
         assert sol.success
         assert drift(sol.invariants(inv)[inv]) < 1e-12
@@ -279,6 +284,64 @@ def test_robertson_keeps_its_mass_and_reaches_hindmarshs_values():
     last = odekit.solve(prob, "implicit_midpoint", adaptive="doubling", rtol=1e-6, atol=1e-12,
                         backend="python").y[-1]
     np.testing.assert_allclose(last, [0.7158271, 9.185535e-6, 0.2841637], rtol=1e-5)
+
+
+def test_hires_reference_is_the_test_sets_and_scipys_radau_agrees():
+    """The published constants against an independent solver: SciPy's Radau at rtol 1e-12 (3e-13 measured)."""
+    from scipy.integrate import solve_ivp
+
+    prob = problems.hires()
+    assert prob.t_span == (0.0, problems.HIRES_T_END) == (0.0, 321.8122)
+    np.testing.assert_array_equal(prob.y0, [1.0, 0, 0, 0, 0, 0, 0, 0.0057])
+    ref = np.array(problems.HIRES_REFERENCE)
+    assert ref.shape == (8,) and ref[0] == 0.7371312573325668e-3 and ref[7] == 0.2850001604814231e-2
+    assert ref[6] + ref[7] == pytest.approx(0.0057, rel=1e-15)           # the invariant, at the end
+    scipy_sol = solve_ivp(prob.fun, prob.t_span, prob.y0, method="Radau", rtol=1e-12, atol=1e-16, jac=prob.jac)
+    assert scipy_sol.success
+    np.testing.assert_allclose(scipy_sol.y[:, -1], ref, rtol=1e-11, atol=0)
+
+
+def test_hires_radau5_reaches_the_reference_solution():
+    """A tight radau5 solve (5e-11 relative measured) against the Test Set's reference, component by component.
+
+    A rate constant changed in its third digit (280 -> 281) moves the end state
+    by about 1e-3 relative, so the bound 1e-7 tells the right system from a near miss.
+    """
+    prob = problems.hires()
+    sol = odekit.solve(prob, "radau5", rtol=1e-9, atol=1e-13, backend="python")
+    assert sol.success, sol.message
+    assert sol.t[-1] == problems.HIRES_T_END
+    ref = np.array(problems.HIRES_REFERENCE)
+    np.testing.assert_allclose(sol.y[-1], ref, rtol=1e-7, atol=0)
+    assert sol.stats.njev > 0 and sol.stats.nlu > 0                  # the analytic Jacobian was used
+
+    def perturbed(t, y):
+        f = problems._hires_rhs(t, y)
+        extra = 1.0 * y[5] * y[7]                                    # 281 instead of 280
+        f[5] -= extra
+        f[6] += extra
+        f[7] -= extra
+        return f
+
+    near_miss = odekit.ODEProblem(perturbed, prob.t_span, prob.y0, name="hires_281")
+    wrong = odekit.solve(near_miss, "radau5", rtol=1e-9, atol=1e-13, backend="python").y[-1]
+    assert np.max(np.abs(wrong - ref) / ref) > 1e3 * 1e-7
+
+
+def test_hires_jacobian_has_the_pattern_of_its_reactions():
+    """Beyond matching differences at random points: the zero pattern, and exact entries at y0."""
+    prob = problems.hires()
+    pattern = np.zeros((8, 8), dtype=bool)
+    for i, columns in enumerate([(0, 1, 2), (0, 1), (2, 3, 4), (1, 2, 3), (4, 5, 6),
+                                 (3, 4, 5, 6, 7), (5, 6, 7), (5, 6, 7)]):
+        pattern[i, list(columns)] = True
+    J = prob.jac(0.0, prob.y0 + 0.1)
+    np.testing.assert_array_equal(J != 0, pattern)
+    np.testing.assert_array_equal(J[6] + J[7], np.zeros(8))              # y7 + y8 is kept
+    J0 = prob.jac(0.0, prob.y0)                                          # y6 = 0: y8's column vanishes
+    assert J0[5, 5] == pytest.approx(-280 * 0.0057 - 0.43, rel=1e-15)
+    assert J0[6, 5] == -J0[7, 5] == pytest.approx(280 * 0.0057, rel=1e-15)
+    assert not np.any(J0[:, 7])
 
 
 @pytest.mark.parametrize("name", [n for n in PROBLEMS if callable(problem(n).jac)])
@@ -496,6 +559,8 @@ BAD = [
     ("lorenz", {"y0": (1.0, 2.0)}, r"y0 must be 3 finite real numbers"),
     ("brusselator", {"A": 0.0}, r"A must be a finite number > 0, got 0.0"),
     ("robertson", {"k2": -3e7}, r"k2 must be a finite number > 0, got -30000000.0"),
+    ("hires", {"y0": (1.0, 0.0, 0.0)}, r"y0 must be 8 finite real numbers \(shape \(8,\)\)"),
+    ("hires", {"t_end": math.nan}, r"t_end must be a finite number != 0 .*got nan"),
     ("henon_heiles", {"energy": 0.2}, r"energy must be a number with 0 < energy < 1/6 .*got 0.2"),
     ("henon_heiles", {"q2": 1.5}, r"q2 must be a number with -1/2 < q2 < 1 .*got 1.5"),
     ("henon_heiles", {"energy": 0.01, "q2": 0.5}, r"energy=0.01 is below the energy .* of the point q2=0.5"),

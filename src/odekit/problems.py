@@ -5,7 +5,8 @@ Two kinds of problems live here.  From the simulation literature:
 :func:`kepler`, :func:`pendulum`, :func:`harmonic_oscillator`.  Standard test
 problems of the numerical literature: :func:`arenstorf`,
 :func:`van_der_pol`, :func:`lorenz`, :func:`brusselator`, :func:`robertson`,
-:func:`henon_heiles`, :func:`outer_solar_system`, :func:`mass_spring_chain`.
+:func:`hires`, :func:`henon_heiles`, :func:`outer_solar_system`,
+:func:`mass_spring_chain`.
 ``PROBLEMS`` maps each name to its constructor and :func:`problem` builds one
 by name.
 
@@ -801,6 +802,87 @@ def robertson(k1=0.04, k2=3e7, k3=1e4, y0=(1.0, 0.0, 0.0), t_end=40.0):
                       name="robertson", invariants={"mass": lambda t, y: float(y[0] + y[1] + y[2])})
 
 
+# Mazzia, Iavernaro & Magherini, Test Set for IVP Solvers (release 2.4), problem HIRES:
+# the reference solution at t = 321.8122, computed there with RADAU5 at tight tolerance.
+HIRES_T_END = 321.8122
+HIRES_Y0 = (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0057)
+HIRES_REFERENCE = (0.7371312573325668e-3, 0.1442485726316185e-3, 0.5888729740967575e-4,
+                   0.1175651343283149e-2, 0.2386356198831331e-2, 0.6238968252742796e-2,
+                   0.2849998395185769e-2, 0.2850001604814231e-2)
+
+
+def _hires_rhs(t, y):
+    fast = 280.0 * y[5] * y[7]
+    slow = 1.81 * y[6]
+    return np.array([-1.71 * y[0] + 0.43 * y[1] + 8.32 * y[2] + 0.0007,
+                     1.71 * y[0] - 8.75 * y[1],
+                     -10.03 * y[2] + 0.43 * y[3] + 0.035 * y[4],
+                     8.32 * y[1] + 1.71 * y[2] - 1.12 * y[3],
+                     -1.745 * y[4] + 0.43 * y[5] + 0.43 * y[6],
+                     -fast + 0.69 * y[3] + 1.71 * y[4] - 0.43 * y[5] + 0.69 * y[6],
+                     fast - slow,
+                     slow - fast])
+
+
+def _hires_jac(t, y):
+    J = np.zeros((8, 8))
+    J[0, 0], J[0, 1], J[0, 2] = -1.71, 0.43, 8.32
+    J[1, 0], J[1, 1] = 1.71, -8.75
+    J[2, 2], J[2, 3], J[2, 4] = -10.03, 0.43, 0.035
+    J[3, 1], J[3, 2], J[3, 3] = 8.32, 1.71, -1.12
+    J[4, 4], J[4, 5], J[4, 6] = -1.745, 0.43, 0.43
+    J[5, 3], J[5, 4], J[5, 5], J[5, 6], J[5, 7] = 0.69, 1.71, -280.0 * y[7] - 0.43, 0.69, -280.0 * y[5]
+    J[6, 5], J[6, 6], J[6, 7] = 280.0 * y[7], -1.81, 280.0 * y[5]
+    J[7, 5], J[7, 6], J[7, 7] = -280.0 * y[7], 1.81, -280.0 * y[5]
+    return J
+
+
+def hires(y0=HIRES_Y0, t_end=HIRES_T_END):
+    """HIRES: Schäfer's model of the "high irradiance responses" of plants.
+
+    Eight chemical species of photomorphogenesis, governed by light through
+    phytochrome; a stiff system of eight equations, linear but for the
+    reaction ``y6 + y8 -> y7`` at rate 280::
+
+        y1' = -1.71 y1 + 0.43 y2 + 8.32 y3 + 0.0007
+        y2' =  1.71 y1 - 8.75 y2
+        y3' = -10.03 y3 + 0.43 y4 + 0.035 y5
+        y4' =  8.32 y2 + 1.71 y3 - 1.12 y4
+        y5' = -1.745 y5 + 0.43 y6 + 0.43 y7
+        y6' = -280 y6 y8 + 0.69 y4 + 1.71 y5 - 0.43 y6 + 0.69 y7
+        y7' =  280 y6 y8 - 1.81 y7
+        y8' = -280 y6 y8 + 1.81 y7
+
+    Parameters
+    ----------
+    y0 : 8 floats
+        Default ``(1, 0, 0, 0, 0, 0, 0, 0.0057)`` (``HIRES_Y0``).
+    t_end : float
+        Default ``HIRES_T_END = 321.8122``, the end of the standard span.
+
+    Notes
+    -----
+    No closed form (``exact`` is ``None``).  ``HIRES_REFERENCE`` is ``y`` at
+    ``t = 321.8122`` from the default ``y0``, as published with the Test Set
+    (RADAU5 at tight tolerance; SciPy's Radau at rtol 1e-12 agrees to 3e-13
+    relative in every component).
+
+    Invariant: ``y7_plus_y8`` ``= y7 + y8`` (= 0.0057 by default): the fast
+    reaction only moves matter between ``y7`` and ``y8``.  Being linear it is
+    kept to round-off by every Runge--Kutta and Rosenbrock method.  Analytic
+    Jacobian.
+
+    Reference: Schäfer, J. Math. Biol. 2 (1975); Hairer & Wanner, *Solving
+    ODEs II* (1996), IV.10 (problem HIRES); Mazzia, Iavernaro & Magherini,
+    *Test Set for IVP Solvers*, release 2.4 (2008), problem HIRES (the
+    reference solution).
+    """
+    y0 = _vector("y0", y0, 8)
+    t_end = _span_end(t_end, None)
+    return ODEProblem(_hires_rhs, (0.0, t_end), y0, jac=_hires_jac, name="hires",
+                      invariants={"y7_plus_y8": lambda t, y: float(y[6] + y[7])})
+
+
 def _henon_heiles_accel(t, x, v):
     return np.array([-x[0] - 2.0 * x[0] * x[1], -x[1] - x[0] * x[0] + x[1] * x[1]])
 
@@ -1041,6 +1123,7 @@ PROBLEMS = {
     "lorenz": lorenz,
     "brusselator": brusselator,
     "robertson": robertson,
+    "hires": hires,
     "henon_heiles": henon_heiles,
     "outer_solar_system": outer_solar_system,
     "mass_spring_chain": mass_spring_chain,
