@@ -1,0 +1,232 @@
+"""Stiff benchmark: odekit's implicit methods against SciPy's stiff solvers, in one run.
+
+Issue 4 asks odekit to be a stiff solver a user would choose over
+``scipy.integrate.solve_ivp(method="Radau"/"BDF"/"LSODA")``.  This script
+measures that on the classic small stiff problems, every reference in the
+same process and run, and prints ratios:
+
+* Robertson's kinetics (``odekit.problems.robertson``) to t = 1e11,
+  atol 1e-10;
+* Van der Pol with mu = 1000 (``van_der_pol(mu=1000)``) to t = 3000,
+  atol 1e-6;
+* HIRES (``odekit.problems.hires``) to t = 321.8122, atol 1e-10;
+
+all at rtol 1e-6.  odekit's ``radau5``, ``kencarp4``, ``rodas4``, ``trbdf2``
+and ``bdf`` (each skipped if the registry lacks it) run compiled; SciPy's
+``Radau``, ``BDF`` and ``LSODA`` run on the same right-hand side, the zoo's
+Python function.  Both get the zoo's analytic Jacobian (odekit from the
+problem, SciPy through ``jac=``).
+
+For each solve: wall time per solve (timeit-style batches with garbage
+collection off, after a warm-up solve that compiles), accepted and rejected
+steps, f-evaluations, Jacobian evaluations, LU factorisations, and the
+error at the final time against a tight reference -- SciPy's Radau at rtol
+1e-12 and atol 1e-6 times the problem's, or for HIRES the Test Set's
+published solution.  The error is ``max_i |y_i - ref_i| / max(|ref_i|,
+atol)``: relative, with components below atol measured against atol.
+Ratios: fastest SciPy time / odekit time for every odekit method, and
+SciPy Radau / odekit radau5 (the same method).
+
+Run ``python benchmarks/bench_stiff.py [--json PATH]``.  This is a
+measurement, not a test: nothing is asserted.
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bench_core import machine, per_call  # noqa: E402  (the same timer and machine header)
+
+import odekit  # noqa: E402
+from odekit import problems  # noqa: E402
+
+RTOL = 1e-6
+REF_RTOL = 1e-12          # SciPy Radau reference; its atol is the problem's times REF_ATOL_FACTOR
+REF_ATOL_FACTOR = 1e-6
+ODEKIT_METHODS = ("radau5", "kencarp4", "rodas4", "trbdf2", "bdf")
+SCIPY_METHODS = ("Radau", "BDF", "LSODA")
+
+
+def cases():
+    """``(label, problem, atol, published reference or None)`` of each benchmark problem."""
+    return [
+        ("Robertson, t to 1e11", problems.robertson().with_span((0.0, 1e11)), 1e-10, None),
+        ("Van der Pol mu=1000, t to 3000", problems.van_der_pol(mu=1000.0, t_end=3000.0), 1e-6, None),
+        ("HIRES, t to 321.8122", problems.hires(), 1e-10, np.array(problems.HIRES_REFERENCE)),
+    ]
+
+
+def error(y, ref, atol):
+    """``max_i |y_i - ref_i| / max(|ref_i|, atol)``."""
+    y, ref = np.ravel(y), np.ravel(ref)
+    return float(np.max(np.abs(y - ref) / np.maximum(np.abs(ref), atol)))
+
+
+def scipy_reference(prob, atol):
+    from scipy.integrate import solve_ivp
+
+    start = time.perf_counter()
+    sol = solve_ivp(prob.fun, prob.t_span, prob.y0, method="Radau", rtol=REF_RTOL, atol=atol * REF_ATOL_FACTOR,
+                    jac=prob.jac, args=prob.args)
+    return sol.y[:, -1], time.perf_counter() - start, bool(sol.success)
+
+
+def odekit_row(name, prob, atol, ref):
+    try:
+        odekit.method(name)
+    except ValueError as exc:
+        return {"solver": f"odekit {name}", "skipped": str(exc).split(";")[0]}
+    # warm-up on a short span: compiles the kernels (or loads them from Numba's cache)
+    start = time.perf_counter()
+    odekit.solve(prob.with_span((prob.t_span[0], prob.t_span[0] + 1e-3 * (prob.t_span[1] - prob.t_span[0]))),
+                 name, rtol=RTOL, atol=atol)
+    first = time.perf_counter() - start
+    seconds, sol = per_call(lambda: odekit.solve(prob, name, rtol=RTOL, atol=atol))
+    s = sol.stats
+    return {"solver": f"odekit {name}", "method": name, "seconds": seconds, "steps": s.naccepted,
+            "rejected": s.nrejected, "nfev": s.nfev, "njev": s.njev, "nlu": s.nlu,
+            "success": bool(sol.success), "backend": sol.backend, "error": error(sol.y[-1], ref, atol),
+            "jacobian": "analytic" if callable(prob.jac) else "finite differences",
+            "first_solve_incl_compilation_s": first}
+
+
+def scipy_row(name, prob, atol, ref):
+    from scipy.integrate import solve_ivp
+
+    seconds, sol = per_call(lambda: solve_ivp(prob.fun, prob.t_span, prob.y0, method=name, rtol=RTOL, atol=atol,
+                                              jac=prob.jac, args=prob.args))
+    return {"solver": f"SciPy {name}", "method": name, "seconds": seconds, "steps": len(sol.t) - 1,
+            "rejected": None, "nfev": int(sol.nfev), "njev": int(sol.njev), "nlu": int(sol.nlu),
+            "success": bool(sol.success), "error": error(sol.y[:, -1], ref, atol),
+            "jacobian": "analytic" if callable(prob.jac) else "finite differences"}
+
+
+def run_case(label, prob, atol, published):
+    case = {"problem": label, "name": prob.name, "n": int(prob.y0.size), "t_span": list(prob.t_span),
+            "rtol": RTOL, "atol": atol}
+    tight, ref_seconds, ok = scipy_reference(prob, atol)
+    if published is not None:
+        ref = published
+        case["reference"] = "published (Test Set for IVP Solvers)"
+        case["scipy_radau_tight_vs_published"] = error(tight, published, atol)
+    else:
+        ref = tight
+        case["reference"] = f"SciPy Radau, rtol {REF_RTOL:g}, atol {atol * REF_ATOL_FACTOR:g}"
+    case["reference_seconds"], case["reference_success"] = ref_seconds, ok
+    case["reference_y"] = np.ravel(ref).tolist()
+    rows = [odekit_row(m, prob, atol, ref) for m in ODEKIT_METHODS]
+    rows += [scipy_row(m, prob, atol, ref) for m in SCIPY_METHODS]
+    # a second check of the reference (after the rows, so as not to warm them up): odekit's
+    # radau5 at the reference's tolerances
+    check = odekit.solve(prob, "radau5", rtol=REF_RTOL, atol=atol * REF_ATOL_FACTOR)
+    case["odekit_radau5_tight_vs_reference"] = error(check.y[-1], ref, atol)
+    case["rows"] = rows
+    scipy_rows = [r for r in rows if r["solver"].startswith("SciPy") and r["success"]]
+    fastest = min(scipy_rows, key=lambda r: r["seconds"]) if scipy_rows else None
+    radau = next((r for r in scipy_rows if r["method"] == "Radau"), None)
+    ratios = {"fastest_scipy": fastest["solver"] if fastest else None, "fastest_scipy_over_odekit": {}}
+    for r in rows:
+        if r["solver"].startswith("odekit") and "skipped" not in r and fastest:
+            ratios["fastest_scipy_over_odekit"][r["method"]] = fastest["seconds"] / r["seconds"]
+    ours = next((r for r in rows if r.get("method") == "radau5" and "skipped" not in r), None)
+    if radau and ours:
+        ratios["scipy_radau_over_odekit_radau5"] = radau["seconds"] / ours["seconds"]
+        ratios["steps_odekit_radau5_over_scipy_radau"] = ours["steps"] / radau["steps"]
+    case["ratios"] = ratios
+    return case
+
+
+# --- report ----------------------------------------------------------------------------------
+
+def print_header(m):
+    print("odekit stiff benchmark: implicit methods against scipy.integrate.solve_ivp, rtol 1e-6")
+    print(f"  CPU      {m['cpu']}  ({m['cores']} cores, {m['usable_cores']} usable)")
+    print(f"  system   {m['platform']}")
+    print(f"  versions Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}, "
+          f"Numba {m['numba']}, odekit {m['odekit']}")
+    print(f"  date     {m['date']}")
+    print("  time per solve: best of 5 timeit-style batches, GC off; err = max |y - ref| / max(|ref|, atol) "
+          "at t_end")
+
+
+def _count(value):
+    return "-" if value is None else str(value)
+
+
+def print_case(i, case):
+    print(f"\n{i}. {case['problem']}  (n = {case['n']}, rtol {case['rtol']:g}, atol {case['atol']:g}; "
+          f"analytic Jacobian to every solver)")
+    print(f"  reference: {case['reference']} ({case['reference_seconds']:.2f} s)")
+    if "scipy_radau_tight_vs_published" in case:
+        print(f"    SciPy Radau at rtol {REF_RTOL:g} vs published: err {case['scipy_radau_tight_vs_published']:.1e}")
+    print(f"    odekit radau5 at rtol {REF_RTOL:g} vs reference: err {case['odekit_radau5_tight_vs_reference']:.1e}")
+    print(f"  {'solver':16} {'time ms':>9} {'steps':>6} {'rej':>4} {'nfev':>6} {'njev':>5} {'nlu':>5} "
+          f"{'err':>9}")
+    for row in case["rows"]:
+        if "skipped" in row:
+            print(f"  {row['solver']:16} skipped: {row['skipped']}")
+            continue
+        flag = "" if row["success"] else "  (did not succeed)"
+        if row.get("backend", "numba") != "numba":
+            flag += f"  ({row['backend']} backend)"
+        if row["method"] == "LSODA":
+            flag += "  (SciPy reports nlu = njev)"
+        print(f"  {row['solver']:16} {row['seconds'] * 1e3:>9.3f} {row['steps']:>6} {_count(row['rejected']):>4} "
+              f"{row['nfev']:>6} {row['njev']:>5} {row['nlu']:>5} {row['error']:>9.1e}{flag}")
+    r = case["ratios"]
+    if r["fastest_scipy"]:
+        shown = ", ".join(f"{m} {v:.1f}x" for m, v in r["fastest_scipy_over_odekit"].items())
+        print(f"  fastest SciPy ({r['fastest_scipy'][6:]}) / odekit: {shown}")
+    if "scipy_radau_over_odekit_radau5" in r:
+        print(f"  SciPy Radau / odekit radau5: {r['scipy_radau_over_odekit_radau5']:.1f}x  "
+              f"(steps radau5 / Radau: {r['steps_odekit_radau5_over_scipy_radau']:.2f})")
+    firsts = [f"{row['method']} {row['first_solve_incl_compilation_s']:.2f} s" for row in case["rows"]
+              if "first_solve_incl_compilation_s" in row]
+    print(f"  first odekit solve (short span; incl. compiling or loading Numba's cache, and for the first\n"
+          f"    method the problem's right-hand side and Jacobian): {', '.join(firsts)}")
+
+
+def print_summary(cases_):
+    methods = [m for m in ODEKIT_METHODS if any(m in c["ratios"]["fastest_scipy_over_odekit"] for c in cases_)]
+    print("\nSummary: fastest SciPy time / odekit time (same rtol, atol; errors above)")
+    print(f"  {'problem':32} {'fastest SciPy':>13} " + " ".join(f"{m:>9}" for m in methods)
+          + f" {'Radau/radau5':>13}")
+    for c in cases_:
+        r = c["ratios"]
+        cells = " ".join(f"{r['fastest_scipy_over_odekit'][m]:>8.1f}x" if m in r["fastest_scipy_over_odekit"]
+                         else f"{'-':>9}" for m in methods)
+        radau = r.get("scipy_radau_over_odekit_radau5")
+        print(f"  {c['problem']:32} {(r['fastest_scipy'] or '-')[6:]:>13} {cells} "
+              f"{'-' if radau is None else f'{radau:.1f}x':>13}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
+    options = parser.parse_args(argv)
+    report = {"machine": machine(), "rtol": RTOL, "cases": []}
+    print_header(report["machine"])
+    try:
+        import scipy.integrate  # noqa: F401
+    except ImportError:
+        print("\nskipped: SciPy is not installed")
+        report["skipped"] = "SciPy is not installed"
+    else:
+        for i, (label, prob, atol, published) in enumerate(cases(), start=1):
+            case = run_case(label, prob, atol, published)
+            report["cases"].append(case)
+            print_case(i, case)
+            sys.stdout.flush()
+        print_summary(report["cases"])
+    if options.json:
+        pathlib.Path(options.json).write_text(json.dumps(report, indent=2) + "\n")
+        print(f"\nwrote {options.json}")
+
+
+if __name__ == "__main__":
+    main()
