@@ -23,6 +23,7 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_core.py
+	$(BIN)/python benchmarks/bench_stiff.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache
