@@ -29,8 +29,8 @@ Work arrays ``(W, J, LU, piv, RU)``; ``RU`` is an 18 x 6 scratch matrix.
 import numpy as np
 
 from . import jitable
-from .evaluation import continues, evaluate_finite, linearise, overflowed
-from .layout import (BDF_EQUAL, BDF_H, BDF_NEXT, BDF_ORDER, C_HAS_JAC, C_NEWTON, CARRY_H, CARRY_T, ERR, JAC_REUSE,
+from .evaluation import continues, evaluate_finite, newton_start, overflowed, retake_jacobian
+from .layout import (BDF_EQUAL, BDF_H, BDF_NEXT, BDF_ORDER, C_NEWTON, CARRY_H, CARRY_T, ERR, JAC_REUSE,
                      LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_FACTOR, SUCCESS, T_FAIL)
 from .primitives import (axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve, scaled_difference,
                          shifted_identity)
@@ -177,15 +177,10 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
     combine(W, PSI, -1, 1.0 / alpha[q], G, 0, D0 + 1, q)
     c = h / alpha[q]
     t_new = t + h
-    has_jac = ctrl[C_HAS_JAC] != 0.0
-    fresh = ist[JAC_REUSE] == 0
-    if fresh:
-        code, have_f = linearise(rhs, jac, args, has_jac, False, False, t, W, y, f, have_f, J, YT, FT, FB, ist, fs)
-        fs[LU_HG] = 0.0
-        if code != SUCCESS:
-            return code, have_f, False
+    code, have_f, fresh = newton_start(rhs, jac, args, ctrl, False, t, W, y, f, have_f, J, YT, FT, FB, ist, fs)
+    if code != SUCCESS:
+        return code, have_f, False
     iterations = 0
-    code = SUCCESS
     for attempt in range(2):
         if abs(c - fs[LU_HG]) > 1e-8 * abs(c):
             shifted_identity(LU, J, c)
@@ -201,10 +196,8 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
             break
         # an old Jacobian may be what failed: take one at the prediction and try once more
         fresh = True
-        code, _ = linearise(rhs, jac, args, has_jac, False, False, t_new, W, YP, FN, False, J, YT, FT, FB, ist, fs)
-        fs[LU_HG] = 0.0
+        code, _ = retake_jacobian(rhs, jac, args, ctrl, t_new, W, YP, FN, False, J, YT, FT, FB, ist, fs)
         if code != SUCCESS:
-            ist[JAC_REUSE] = 0
             return code, have_f, False
     ist[JAC_REUSE] = 1                           # kept until Newton fails with it
     if code != SUCCESS:

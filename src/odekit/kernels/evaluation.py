@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import compiled_as, jitable
-from .layout import BAD_SHAPE, CARRY_H, CARRY_T, NFEV, NJEV, NONFINITE, SUCCESS, T_FAIL
+from .layout import BAD_SHAPE, C_HAS_JAC, CARRY_H, CARRY_T, JAC_REUSE, LU_HG, NFEV, NJEV, NONFINITE, SUCCESS, T_FAIL
 from .primitives import all_finite, copy_row, difference_column
 
 
@@ -115,6 +115,40 @@ def linearise(rhs, jac, args, has_jac, central, need_f, t, W, y, f, have_f, J, y
             return code, False
         have_f = True
     return jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs), have_f
+
+
+@jitable
+def newton_start(rhs, jac, args, ctrl, need_f, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs):
+    """How a step of simplified Newton begins; returns ``(code, have_f, fresh)``.
+
+    A new Jacobian at ``(t, W[y])`` unless the last one may serve
+    (``ist[JAC_REUSE]``; a new one invalidates the LU factors), and ``W[f]``
+    when the method needs it.  ``fresh`` tells whether the Jacobian is new.
+    """
+    fresh = ist[JAC_REUSE] == 0
+    if fresh:
+        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, need_f, t, W, y, f, have_f,
+                                 J, ytmp, ftmp, fback, ist, fs)
+        fs[LU_HG] = 0.0
+    elif need_f and not have_f:
+        code = evaluate_finite(rhs, args, t, W, y, f, ist, fs)
+        have_f = code == SUCCESS
+    else:
+        code = SUCCESS
+    if code != SUCCESS:
+        ist[JAC_REUSE] = 0 if fresh else 1
+    return code, have_f, fresh
+
+
+@jitable
+def retake_jacobian(rhs, jac, args, ctrl, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs):
+    """After Newton failed with an old Jacobian: a new one at ``(t, W[y])``; returns ``(code, have_f)``."""
+    code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, False, t, W, y, f, have_f,
+                             J, ytmp, ftmp, fback, ist, fs)
+    fs[LU_HG] = 0.0
+    if code != SUCCESS:
+        ist[JAC_REUSE] = 0
+    return code, have_f
 
 
 @jitable

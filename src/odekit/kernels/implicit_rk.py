@@ -30,8 +30,8 @@ smooth part instead of starving on the stiff one.
 import numpy as np
 
 from . import jitable
-from .evaluation import evaluate_finite, linearise, overflowed
-from .layout import (C_HAS_JAC, C_NEWTON, ERR, JAC_REUSE, LU_HG, NEWTON_FAILED, NEWTON_RATE, NLU, STAGE,
+from .evaluation import evaluate_finite, newton_start, overflowed, retake_jacobian
+from .layout import (C_NEWTON, ERR, JAC_REUSE, LU_HG, NEWTON_FAILED, NEWTON_RATE, NLU, STAGE,
                      SUCCESS, T_FAIL)
 from .primitives import (axpy, combine, copy_row, error_norm, lu_factor, lu_solve, scaled_difference,
                          shifted_identity)
@@ -125,28 +125,15 @@ def implicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, 
     s = c.shape[0]
     ytmp, ftmp, fback = STAGE + s + 4, STAGE + s + 5, STAGE + s + 6
     explicit_first = T[0, 0] == 0.0          # stage 1 is f(t, y) itself
-    fresh = ist[JAC_REUSE] == 0
-    if fresh:
-        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, explicit_first, t, W, y, f, have_f,
-                                 J, ytmp, ftmp, fback, ist, fs)
-        fs[LU_HG] = 0.0                      # factors of the old Jacobian
-    elif explicit_first and not have_f:
-        code = evaluate_finite(rhs, args, t, W, y, f, ist, fs)
-        have_f = code == SUCCESS
-    else:
-        code = SUCCESS
+    code, have_f, fresh = newton_start(rhs, jac, args, ctrl, explicit_first, t, W, y, f, have_f,
+                                       J, ytmp, ftmp, fback, ist, fs)
     if code != SUCCESS:
-        ist[JAC_REUSE] = 0 if fresh else 1
         return code, have_f, False
     code = dirk_stages(rhs, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ist, fs)
     if code == NEWTON_FAILED and not fresh:
         # an old Jacobian may be what failed: take it anew and try the same step once more
-        fresh = True
-        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, explicit_first, t, W, y, f, have_f,
-                                 J, ytmp, ftmp, fback, ist, fs)
-        fs[LU_HG] = 0.0
+        code, have_f = retake_jacobian(rhs, jac, args, ctrl, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs)
         if code != SUCCESS:
-            ist[JAC_REUSE] = 0
             return code, have_f, False
         code = dirk_stages(rhs, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ist, fs)
     # The Jacobian serves the next attempt too: after a failure it was taken at this

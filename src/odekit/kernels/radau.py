@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from . import compiled_as, jitable
-from .evaluation import continues, evaluate_finite, linearise, overflowed
-from .layout import (C_HAS_JAC, C_NEWTON, CARRY_H, CARRY_T, ERR, JAC_REUSE, LU_HG, NEWTON_FAILED, NEWTON_RATE,
+from .evaluation import continues, evaluate_finite, newton_start, overflowed, retake_jacobian
+from .layout import (C_NEWTON, CARRY_H, CARRY_T, ERR, JAC_REUSE, LU_HG, NEWTON_FAILED, NEWTON_RATE,
                      NLU, STAGE, SUCCESS, T_FAIL)
 from .primitives import axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve, shifted_identity
 
@@ -178,18 +178,9 @@ def radau_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, 
     """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
     T, TI, c, E, lam = m
     W, J, LUr, pivr, LUc, pivc = scratch
-    fresh = ist[JAC_REUSE] == 0
-    if fresh:
-        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, True, t, W, y, f, have_f,
-                                 J, YS, BACK, BACK + 1, ist, fs)
-        fs[LU_HG] = 0.0
-    elif not have_f:
-        code = evaluate_finite(rhs, args, t, W, y, f, ist, fs)
-        have_f = code == SUCCESS
-    else:
-        code = SUCCESS
+    code, have_f, fresh = newton_start(rhs, jac, args, ctrl, True, t, W, y, f, have_f, J, YS, BACK, BACK + 1,
+                                       ist, fs)
     if code != SUCCESS:
-        ist[JAC_REUSE] = 0 if fresh else 1
         return code, have_f, False
     for attempt in range(2):
         if fs[LU_HG] != h and not factor_radau(m, scratch, h, ist, fs):
@@ -201,11 +192,8 @@ def radau_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, 
             break
         # an old Jacobian may be what failed: take it anew and try the same step once more
         fresh = True
-        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, True, t, W, y, f, have_f,
-                                 J, YS, BACK, BACK + 1, ist, fs)
-        fs[LU_HG] = 0.0
+        code, have_f = retake_jacobian(rhs, jac, args, ctrl, t, W, y, f, have_f, J, YS, BACK, BACK + 1, ist, fs)
         if code != SUCCESS:
-            ist[JAC_REUSE] = 0
             return code, have_f, False
     ist[JAC_REUSE] = 0 if code == SUCCESS and fs[NEWTON_RATE] > SLOW_RATE else 1
     # the stage polynomial predicts the next attempt, accepted or not
