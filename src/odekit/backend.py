@@ -48,6 +48,9 @@ DRIVES = {
 }
 
 
+SPARSE_REASON = "sparse linear algebra runs on the Python backend"
+
+
 class BackendFallbackWarning(UserWarning):
     """The compiled backend was asked for (``auto``) but could not be used."""
 
@@ -139,6 +142,19 @@ def _jac_adapter(jac, shape):
     return jac_call
 
 
+def _sparse_jac_adapter(jac, shape, second_order):
+    """The user's Jacobian into a Jacobian object of :mod:`odekit.sparse` (Python backend only)."""
+    if not callable(jac):
+        return lambda t, W, src, J, args: J.set(jac)
+    if second_order:
+        def jac_call(t, W, src, J, args):
+            n = W.shape[1] // 2
+            pair = jac(t, W[src, :n].reshape(shape), W[src, n:].reshape(shape), *args)
+            return J.set(tuple(pair) if isinstance(pair, (tuple, list)) else pair)
+        return jac_call
+    return lambda t, W, src, J, args: J.set(jac(t, W[src].reshape(shape), *args))
+
+
 def _no_jacobian(t, W, src, J, args):
     return False
 
@@ -161,7 +177,8 @@ def prepare(problem, family, backend, kernel_data, start):
     """Kernels for ``problem`` run by ``family``, and the first derivative.
 
     ``kernel_data`` is ``(m, P, scratch)``, the method data, dense matrix and
-    work arrays: their types select the compiled kernels.  ``start(kernels)``
+    work arrays: their types select the compiled kernels.  A sparse Jacobian
+    in the work arrays (see :mod:`odekit.sparse`) runs on the Python backend.  ``start(kernels)``
     makes the run's first evaluation and returns its result, handed back with
     the kernels.  With ``backend="auto"``, functions that Numba cannot
     compile fall back to Python with a :class:`BackendFallbackWarning`
@@ -170,7 +187,13 @@ def prepare(problem, family, backend, kernel_data, start):
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     reason = ""
-    if backend != "python":
+    sparse = not isinstance(kernel_data[2][1], np.ndarray)
+    if sparse:
+        if backend == "numba":
+            raise ValueError("backend='numba' cannot run sparse linear algebra; use backend='auto' "
+                             "or 'python' (a sparse solve outweighs the Python of a step)")
+        reason = SPARSE_REASON
+    elif backend != "python":
         try:
             kernels = _compiled(problem, family, kernel_data)
             return kernels, start(kernels)
@@ -181,7 +204,7 @@ def prepare(problem, family, backend, kernel_data, start):
             warnings.warn("odekit: Numba could not compile the problem's functions, so the Python "
                           f"backend runs them ({reason})", BackendFallbackWarning,
                           stacklevel=caller_stacklevel())
-    rhs, jac = _adapters(*_adapter_key(problem, family), "python", None)
+    rhs, jac = _adapters(*_adapter_key(problem, family), "python", None, sparse)
     kernels = Kernels("python", reason, DRIVES[family], DERIVATIVES[family], rhs, jac)
     return kernels, start(kernels)
 
@@ -257,7 +280,7 @@ def _compiled_kernels(family, args_type, dtype, kernel_data):
 
 
 def _adapter_key(problem, family):
-    user, jac = (problem.accel, None) if problem.second_order else (problem.fun, problem.jac)
+    user, jac = (problem.accel if problem.second_order else problem.fun), problem.jac
     if jac is not None and not callable(jac):
         # one hashable stand-in per problem, so repeated solves reuse the compiled adapter
         jac = problem.__dict__.setdefault("_constant_jacobian", _Constant(jac))
@@ -272,8 +295,12 @@ class _Constant:
 
 
 @functools.lru_cache(maxsize=256)
-def _adapters(user, jac, splitting, second_order, shape, inplace, backend, signatures):
-    """The ``(rhs, jac)`` adapters of one user function, compiled for ``signatures``."""
+def _adapters(user, jac, splitting, second_order, shape, inplace, backend, signatures, sparse=False):
+    """The ``(rhs, jac)`` adapters of one user function, compiled for ``signatures``.
+
+    ``sparse`` (Python backend only) fills the Jacobian objects of
+    :mod:`odekit.sparse` instead of a dense matrix.
+    """
     if backend == "numba":
         from .kernels.jit import compile_function
         rhs_sig, jac_sig = signatures
@@ -287,10 +314,12 @@ def _adapters(user, jac, splitting, second_order, shape, inplace, backend, signa
             rhs = compile_function(force, rhs_sig)
         else:
             rhs = compile_function(_reduced_adapter(compile_function(force)), rhs_sig)
+    else:
+        rhs = compile_function(_value_adapter(compile_function(user), shape, inplace), rhs_sig)
+    if jac is None or (second_order and not sparse):
         return rhs, compile_function(_no_jacobian, jac_sig)
-    rhs = compile_function(_value_adapter(compile_function(user), shape, inplace), rhs_sig)
-    if jac is None:
-        return rhs, compile_function(_no_jacobian, jac_sig)
+    if sparse:
+        return rhs, _sparse_jac_adapter(jac.value if isinstance(jac, _Constant) else jac, shape, second_order)
     source = jac.value if isinstance(jac, _Constant) else compile_function(jac)
     return rhs, compile_function(_jac_adapter(source, shape), jac_sig)
 

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import backend as _backend
+from . import backend as _backend, sparse as _sparse
 from .controllers import FixedStep, MethodControl, PIController, StepDoubling
 from .kernels import bdf, layout as L, radau
 from .methods import method as lookup_method
@@ -55,6 +55,13 @@ class Integrator:
     backend : {"auto", "numba", "python"}
         ``auto`` compiles the problem's functions when Numba can and falls
         back to Python (with a warning saying why) when it cannot.
+    linear_solver : {"auto", "dense", "splu", "cg", "gmres"} or LinearSolver
+        How implicit methods solve their Newton systems: dense LU (compiled),
+        or sparse LU, conjugate gradients or GMRES from
+        :mod:`scipy.sparse.linalg` (on the Python backend; see
+        :mod:`odekit.sparse`).  ``auto`` chooses by the Jacobian's type:
+        sparse LU for a :mod:`scipy.sparse` Jacobian, a ``jac_sparsity``
+        pattern or the force Jacobians of mechanics, dense LU otherwise.
 
     Warns
     -----
@@ -66,7 +73,7 @@ class Integrator:
     """
 
     def __init__(self, problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None,
-                 controller=None, max_steps=None, backend="auto"):
+                 controller=None, max_steps=None, backend="auto", linear_solver="auto"):
         if not isinstance(problem, (ODEProblem, SecondOrderProblem)):
             raise TypeError("problem must be an ODEProblem or SecondOrderProblem, "
                             f"got {type(problem).__name__}")
@@ -82,7 +89,8 @@ class Integrator:
         self._ctrl[L.C_NEWTON] = max(1e-3, 20 * EPS / float(self._tol[0].min()))
         self._data = self.method.kernel_data(problem.second_order and problem.velocity_dependent)
         self._P = self.method.dense_matrix
-        self._scratch = _scratch(self.method, y)
+        self.linear_solver = _sparse.linear_solver(linear_solver, problem, self.method.implicit)
+        self._scratch = _scratch(self.method, y, problem, self.linear_solver)
         W = self._scratch[0]
         self._y, self._f = W[L.Y], W[L.F]         # the state and f there: rows of the work matrix
         self._fs = np.zeros(L.FS_SIZE)
@@ -110,11 +118,9 @@ class Integrator:
         t0 = self._fs[L.T]
         W, J = self._scratch[0], self._scratch[1]
         code = kernels.deriv(kernels.rhs, self.problem.args, t0, W, L.Y, L.F, self._ist, self._fs)
-        if code == L.SUCCESS and self.problem.jac is not None and J.size:
+        if code == L.SUCCESS and self.problem.jac is not None and self.method.implicit:
             if not kernels.jac(t0, W, L.Y, J, self.problem.args):
-                n = self._y.size
-                raise ValueError(f"jac returned {np.size(_call_jac(self.problem, t0))} values at t={t0}; "
-                                 f"expected a ({n}, {n}) matrix")
+                raise ValueError(_jac_shape_error(self.problem, t0))
         return code
 
     def _warn_if_unstable(self):
@@ -576,12 +582,13 @@ def _tolerance(name, value, n):
     return arr
 
 
-def _scratch(method, y):
+def _scratch(method, y, problem, solver):
     """The family's work arrays: ``(W, J, LU, piv)``, and what a family needs besides.
 
     ``W`` is the work matrix, holding ``y`` in row ``Y``; the Jacobian and
-    the LU factors exist for implicit methods only.  Radau adds a second
-    (complex) factorisation, BDF a small matrix for rescaling its history.
+    the LU factors exist for implicit methods only -- as objects of
+    :mod:`odekit.sparse` when a sparse ``solver`` is chosen.  Radau adds a
+    second (complex) factorisation, BDF a small matrix for rescaling its history.
     """
     n, dtype = y.size, y.dtype
     rows = {"radau": radau.WORK_ROWS, "bdf": bdf.WORK_ROWS}.get(method.family,
@@ -589,8 +596,11 @@ def _scratch(method, y):
     W = np.zeros((rows, n), dtype=dtype)
     W[L.Y] = y
     m = n if method.implicit else 0
-    scratch = (W, np.zeros((m, m), dtype=dtype), np.zeros((m, m), dtype=dtype), np.zeros(m, dtype=np.int64))
-    if method.family == "radau":
+    if solver is not None:
+        scratch = (W,) + _sparse.work_arrays(solver, problem, method, n, dtype)
+    else:
+        scratch = (W, np.zeros((m, m), dtype=dtype), np.zeros((m, m), dtype=dtype), np.zeros(m, dtype=np.int64))
+    if solver is None and method.family == "radau":
         scratch += (np.zeros((2 * n, 2 * n), dtype=dtype), np.zeros(2 * n, dtype=np.int64))
     if method.family == "bdf":
         scratch += (np.zeros((18, 6)),)
@@ -610,5 +620,14 @@ def _first_evaluation_error(problem, code, t0):
     return f"{name} returned non-finite values (inf or nan) at t0={t0} for the initial state"
 
 
-def _call_jac(problem, t0):
-    return problem.jac(t0, problem.y0, *problem.args) if callable(problem.jac) else problem.jac
+def _jac_shape_error(problem, t0):
+    """What is wrong with the Jacobian the problem gave at ``t0``."""
+    if problem.second_order:
+        value = problem.jac(t0, problem.x0, problem.v0, *problem.args)
+        n = problem.x0.size
+        shapes = [np.shape(a) for a in value] if isinstance(value, (tuple, list)) else np.shape(value)
+        return (f"jac returned {shapes} at t={t0}; expected a pair (A_x, A_v) of ({n}, {n}) "
+                "matrices, the force Jacobians da/dx and da/dv")
+    value = problem.jac(t0, problem.y0, *problem.args) if callable(problem.jac) else problem.jac
+    n = problem.y0.size
+    return f"jac returned {np.size(value)} values (shape {np.shape(value)}) at t={t0}; expected a ({n}, {n}) matrix"

@@ -15,6 +15,7 @@ import math
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+from scipy import sparse
 
 
 def _span(t_span):
@@ -68,6 +69,28 @@ def _callable(name, fun, allow_none=False):
     return fun
 
 
+def _matrix(name, jac, n, dtype):
+    """A constant Jacobian as a checked dense or sparse matrix; a callable as it is."""
+    if jac is None or callable(jac):
+        return jac
+    if sparse.issparse(jac):
+        jac = sparse.csr_matrix(jac, dtype=dtype)
+    else:
+        jac = np.array(jac, dtype=dtype)
+    if jac.shape != (n, n):
+        raise ValueError(f"{name} has shape {jac.shape}; expected ({n}, {n}) for a state of {n} values")
+    return jac
+
+
+def _pattern(pattern, n):
+    """A sparsity pattern as a boolean CSC matrix, checked."""
+    matrix = sparse.csc_matrix(pattern if sparse.issparse(pattern) else np.asarray(pattern) != 0)
+    if matrix.shape != (n, n):
+        raise ValueError(f"jac_sparsity has shape {matrix.shape}; expected ({n}, {n}) for a state of {n} values")
+    matrix.eliminate_zeros()
+    return matrix.astype(bool)
+
+
 def _invariants(invariants):
     if invariants is None:
         return {}
@@ -101,9 +124,16 @@ class ODEProblem:
         solution keeps this shape: ``sol.y[i]`` is shaped like ``y0``.
     args : tuple
         Extra arguments for ``fun``, ``jac`` and friends.
-    jac : callable or array_like, optional
-        ``df/dy`` as a ``(y0.size, y0.size)`` array, or ``jac(t, y, *args)``
-        returning one.  Implicit methods use finite differences without it.
+    jac : callable, array_like or scipy.sparse matrix, optional
+        ``df/dy`` as a ``(y0.size, y0.size)`` matrix, or ``jac(t, y, *args)``
+        returning one.  A sparse matrix (from :mod:`scipy.sparse`) selects a
+        sparse linear solver (see ``linear_solver`` of :func:`odekit.solve`).
+        Implicit methods use finite differences without it.
+    jac_sparsity : array_like or scipy.sparse matrix, optional
+        Without ``jac``: which entries of ``df/dy`` may be nonzero.  The
+        finite differences then perturb many columns at once (those that
+        share no row, Curtis, Powell & Reid 1974) and the linear algebra is
+        sparse.
     invariants : mapping, optional
         ``name -> g(t, y)``: quantities that should stay constant (energy,
         momentum); see :meth:`Solution.invariants`.
@@ -118,17 +148,16 @@ class ODEProblem:
     second_order = False
 
     def __init__(self, fun, t_span, y0, args=(), jac=None, invariants=None, exact=None,
-                 name=None, inplace=False):
+                 name=None, inplace=False, jac_sparsity=None):
         self.fun = _callable("fun", fun)
         self.t_span = _span(t_span)
         self.y0 = _state("y0", y0)
         self.args = _args(args)
-        if jac is not None and not callable(jac):
-            jac = np.array(jac, dtype=self.y0.dtype)
-            n = self.y0.size
-            if jac.shape != (n, n):
-                raise ValueError(f"jac has shape {jac.shape}; expected ({n}, {n}) for a state of {n} values")
-        self.jac = jac
+        n = self.y0.size
+        self.jac = _matrix("jac", jac, n, self.y0.dtype)
+        if jac is not None and jac_sparsity is not None:
+            raise ValueError("give jac or jac_sparsity, not both: jac_sparsity is for finite differences")
+        self.jac_sparsity = None if jac_sparsity is None else _pattern(jac_sparsity, n)
         self.invariants = _invariants(invariants)
         self.exact = _callable("exact", exact, allow_none=True)
         self.name = name or getattr(fun, "__name__", "ode")
@@ -225,12 +254,20 @@ class SecondOrderProblem:
         ``exact(t)`` returns ``(x(t), v(t))``.
     name : str, optional
     inplace : bool
+    jac : callable, optional
+        ``jac(t, x, v, *args)`` returns ``(A_x, A_v)``, the force Jacobians
+        ``da/dx`` and ``da/dv`` over the flattened ``x`` and ``v`` (each
+        ``x0.size`` square, dense or :mod:`scipy.sparse`), for implicit
+        methods.  Sparse ones are solved by eliminating the position
+        correction: ``(I - h A_v - h^2 A_x) dv = r``, symmetric positive
+        definite for conservative springs and damping, so conjugate gradients
+        apply (Baraff & Witkin, *Large Steps in Cloth Simulation*, 1998).
     """
 
     second_order = True
 
     def __init__(self, accel, t_span, x0, v0, args=(), velocity_dependent=True,
-                 invariants=None, exact=None, name=None, inplace=False):
+                 invariants=None, exact=None, name=None, inplace=False, jac=None):
         self.accel = _callable("accel", accel)
         self.t_span = _span(t_span)
         self.x0 = _state("x0", x0)
@@ -246,7 +283,8 @@ class SecondOrderProblem:
         self.exact = _callable("exact", exact, allow_none=True)
         self.name = name or getattr(accel, "__name__", "mechanics")
         self.inplace = bool(inplace)
-        self.jac = None
+        self.jac = _callable("jac", jac, allow_none=True)
+        self.jac_sparsity = None
 
     @property
     def shape(self):

@@ -11,7 +11,8 @@ ADAPTIVE_MAX_STEPS = 1_000_000
 
 
 def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None, controller=None,
-          t_eval=None, dense_output=False, max_steps=None, backend="auto", progress=None):
+          t_eval=None, dense_output=False, max_steps=None, backend="auto", linear_solver="auto",
+          progress=None):
     """Integrate ``problem`` over its ``t_span`` with ``method``.
 
     Parameters
@@ -44,6 +45,12 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     backend : {"auto", "numba", "python"}
         ``auto`` compiles the problem's functions and the whole loop with
         Numba when it can, and otherwise runs the same kernels as Python.
+    linear_solver : {"auto", "dense", "splu", "cg", "gmres"} or odekit.sparse.LinearSolver
+        How implicit methods solve Newton's linear systems: dense LU
+        (compiled); sparse LU, conjugate gradients or GMRES from
+        :mod:`scipy.sparse.linalg` (Python backend).  ``auto`` takes sparse
+        LU when the Jacobian is sparse (a :mod:`scipy.sparse` ``jac``, a
+        ``jac_sparsity`` pattern, force Jacobians of mechanics).
     progress : callable, optional
         ``progress(done, total, label)``, e.g. an
         :class:`odekit.progress.Progress` bar: called about ten times a
@@ -82,6 +89,7 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         raise TypeError(f"progress must be a callable progress(done, total, label) or None, "
                         f"got {type(progress).__name__}")
     options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, backend=backend,
+                   linear_solver=linear_solver,
                    max_steps=_default_max_steps(max_steps, h, adaptive, controller))
     integ = Integrator(problem, method, **options) if progress is None else \
         _Reporting(problem, method, progress, **options)

@@ -178,11 +178,27 @@ def jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback,
         if not jac(t, W, y, J, args):
             fs[T_FAIL] = t
             return BAD_SHAPE
-        for i in range(J.shape[0]):
-            if not all_finite(J, i):
-                fs[T_FAIL] = t
-                return NONFINITE
+        if not matrix_finite(J):
+            fs[T_FAIL] = t
+            return NONFINITE
         return SUCCESS
+    return differences(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs)
+
+
+def _matrix_finite_loop(J):
+    for i in range(J.shape[0]):
+        if not all_finite(J, i):
+            return False
+    return True
+
+
+@compiled_as(_matrix_finite_loop)
+def matrix_finite(J):
+    """True when every entry of the Jacobian ``J`` (dense, or from :mod:`odekit.sparse`) is finite."""
+    return bool(np.isfinite(J).all()) if isinstance(J, np.ndarray) else J.finite()
+
+
+def _differences_loop(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
     eps = np.finfo(np.float64).eps
     copy_row(W, ytmp, W, y)
     for j in range(W.shape[1]):
@@ -202,6 +218,18 @@ def jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback,
             difference_column(J, j, W, ftmp, f, delta)
         W[ytmp, j] = yj
     return SUCCESS
+
+
+@compiled_as(_differences_loop)
+def differences(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
+    """Fill ``J`` by finite differences of ``rhs`` around ``W[y]``, column by column; a status code.
+
+    A sparse Jacobian (:class:`odekit.sparse.SparseJacobian`) perturbs whole
+    groups of columns at once instead.
+    """
+    if isinstance(J, np.ndarray):
+        return _differences_loop(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs)
+    return J.differences(rhs, args, central, t, W, y, f, ytmp, ftmp, fback, ist, fs)
 
 
 @jitable

@@ -7,6 +7,11 @@ vectorised NumPy body, used when the kernels run as plain Python, and an
 explicit-loop twin that Numba compiles instead (see
 :func:`odekit.kernels.compiled_as`).  Both add in the same order, so both
 backends give the same numbers.
+
+The NumPy bodies of the Newton-matrix primitives also accept the sparse
+Jacobians and linear systems of :mod:`odekit.sparse` in place of arrays, and
+hand them the work: that is how the same kernels solve large sparse
+systems, on the Python backend.
 """
 
 import math
@@ -164,6 +169,8 @@ def _lu_factor_loop(M, piv):
 @compiled_as(_lu_factor_loop)
 def lu_factor(M, piv):
     """Factor the square matrix ``M`` in place; False when it is singular."""
+    if not isinstance(M, np.ndarray):
+        return M.factor()
     from scipy.linalg import LinAlgWarning, lu_factor as _lu
 
     with warnings.catch_warnings():
@@ -197,6 +204,9 @@ def _lu_solve_loop(LU, piv, W, row):
 @compiled_as(_lu_solve_loop)
 def lu_solve(LU, piv, W, row):
     """Overwrite ``W[row]`` with the solution of ``M x = W[row]`` from :func:`lu_factor`."""
+    if not isinstance(LU, np.ndarray):
+        W[row] = LU.solve(W[row])
+        return
     from scipy.linalg import lu_solve as _solve
 
     W[row] = _solve((LU, piv), W[row], check_finite=False)
@@ -213,7 +223,7 @@ def _matvec_loop(W, out, A, src):
 @compiled_as(_matvec_loop)
 def matvec(W, out, A, src):
     """``W[out] = A @ W[src]``."""
-    W[out] = A @ W[src]
+    W[out] = A @ W[src] if isinstance(A, np.ndarray) else A.matvec(W[src])
 
 
 def _shifted_identity_loop(M, J, scale):
@@ -227,6 +237,9 @@ def _shifted_identity_loop(M, J, scale):
 @compiled_as(_shifted_identity_loop)
 def shifted_identity(M, J, scale):
     """Write ``I - scale * J`` into ``M`` (the Newton matrix of an implicit stage)."""
+    if not isinstance(M, np.ndarray):
+        M.shifted_identity(J, scale)
+        return
     np.multiply(J, -scale, out=M)
     M.flat[:: M.shape[0] + 1] += 1.0
 

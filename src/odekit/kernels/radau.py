@@ -57,6 +57,9 @@ def _complex_block_loop(M, J, a, b):
 @compiled_as(_complex_block_loop)
 def complex_block(M, J, a, b):
     """``M = [[a I - J, b I], [-b I, a I - J]]``: ``(a - i b) I - J`` in real form, ``2n x 2n``."""
+    if not isinstance(M, np.ndarray):
+        M.complex_block(J, a, b)
+        return
     n = J.shape[0]
     eye = np.eye(n)
     M[:n, :n] = a * eye - J

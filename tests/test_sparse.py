@@ -1,0 +1,209 @@
+"""Sparse Jacobians and linear solvers: the same answers as dense LU, and clear errors.
+
+The kernels are the dense ones; only the linear algebra differs, so the
+sparse runs must reproduce the dense runs step for step (to rounding), and
+each solver (sparse LU, conjugate gradients, GMRES) must reproduce the others.
+"""
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+import odekit
+from odekit.methods import methods
+from odekit.sparse import LinearSolver, column_groups
+
+N = 40
+IMPLICIT = [m.name for m in methods() if m.implicit]
+
+
+# --- a stiff reaction-diffusion line: u' = D u_xx - u^3, tridiagonal Jacobian --------------
+
+def _diffusion(t, y):
+    d = -2.0 * y
+    d[1:] += y[:-1]
+    d[:-1] += y[1:]
+    return 400.0 * d - y ** 3
+
+
+def _diffusion_jac(t, y):
+    off = np.full(y.size - 1, 400.0)
+    return sparse.diags([off, -800.0 - 3.0 * y ** 2, off], [-1, 0, 1], format="csr")
+
+
+def _line(**kw):
+    y0 = np.sin(np.pi * np.linspace(0.0, 1.0, N)) + 0.3
+    return odekit.ODEProblem(_diffusion, (0.0, 0.2), y0, **kw)
+
+
+def _tridiagonal(n):
+    return sparse.diags([np.ones(n - 1), np.ones(n), np.ones(n - 1)], [-1, 0, 1])
+
+
+def _kw(name):
+    return dict(h=0.01) if odekit.method(name).embedded_order is None and name != "bdf" \
+        else dict(rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", IMPLICIT)
+def test_sparse_jacobian_gives_the_dense_answer_step_for_step(name):
+    dense = odekit.solve(_line(jac=lambda t, y: _diffusion_jac(t, y).toarray()), name, backend="python",
+                         **_kw(name))
+    sparse_run = odekit.solve(_line(jac=_diffusion_jac), name, **_kw(name))
+    assert sparse_run.backend == "python" and "sparse" in sparse_run.backend_reason
+    assert sparse_run.success and sparse_run.stats.nsteps == dense.stats.nsteps
+    assert sparse_run.stats.nlu == dense.stats.nlu and sparse_run.stats.njev == dense.stats.njev
+    np.testing.assert_allclose(sparse_run.y, dense.y, rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", ["radau5", "bdf", "trbdf2", "rodas4"])
+def test_grouped_differences_cost_three_evaluations_on_a_tridiagonal_pattern(name):
+    exact = odekit.solve(_line(jac=_diffusion_jac), name, rtol=1e-6, atol=1e-9)
+    grouped = odekit.solve(_line(jac_sparsity=_tridiagonal(N)), name, rtol=1e-6, atol=1e-9)
+    assert grouped.success
+    np.testing.assert_allclose(grouped.y[-1], exact.y[-1], rtol=0, atol=1e-6)
+    # each Jacobian costs 3 evaluations (6 with the central differences of Rosenbrock), not N
+    per = 6 if name == "rodas4" else 3
+    assert grouped.stats.nsteps == exact.stats.nsteps and grouped.stats.njev == exact.stats.njev
+    assert grouped.stats.nfev - exact.stats.nfev == per * grouped.stats.njev
+
+
+def test_grouped_differences_match_the_analytic_jacobian():
+    from odekit.sparse import SparseJacobian
+    from odekit.kernels.evaluation import differences
+    from odekit import backend
+
+    problem = _line(jac_sparsity=_tridiagonal(N))
+    rhs, _ = backend._adapters(*backend._adapter_key(problem, "implicit_rk"), "python", None, True)
+    W = np.zeros((5, N))
+    W[0] = problem.y0
+    W[1] = _diffusion(0.0, W[0])
+    J = SparseJacobian(N, float, problem.jac_sparsity)
+    ist, fs = np.zeros(18, dtype=np.int64), np.zeros(12)
+    assert differences(rhs, (), False, 0.0, W, 0, 1, J, 2, 3, 4, ist, fs) == 0
+    assert ist[0] == 3                      # one evaluation per group of columns
+    exact = _diffusion_jac(0.0, W[0]).toarray()
+    np.testing.assert_allclose(J.matrix.toarray(), exact, rtol=1e-6, atol=1e-4)
+
+
+@pytest.mark.parametrize("width", [1, 3, 5, 9])
+def test_column_groups_of_a_band_are_its_width_and_share_no_row(width):
+    n = 60
+    half = width // 2
+    band = sparse.diags([np.ones(n - abs(k)) for k in range(-half, half + 1)], range(-half, half + 1))
+    groups = column_groups(band)
+    assert len(groups) == width
+    assert sorted(np.concatenate(groups)) == list(range(n))
+    P = sparse.csc_matrix(band)
+    for members in groups:
+        rows = np.concatenate([P.indices[P.indptr[j]:P.indptr[j + 1]] for j in members])
+        assert rows.size == np.unique(rows).size
+
+
+def test_column_groups_of_a_random_pattern_share_no_row():
+    rng = np.random.default_rng(3)
+    P = sparse.random(80, 80, density=0.05, random_state=rng, format="csc") + sparse.identity(80)
+    P = sparse.csc_matrix(P)
+    groups = column_groups(P)
+    assert len(groups) < 40
+    for members in groups:
+        rows = np.concatenate([P.indices[P.indptr[j]:P.indptr[j + 1]] for j in members])
+        assert rows.size == np.unique(rows).size
+
+
+# --- mechanics: force Jacobians, block elimination, conjugate gradients -----------------------
+
+M = 60
+_K = sparse.diags([np.full(M - 1, 900.0), np.full(M, -1800.0), np.full(M - 1, 900.0)], [-1, 0, 1], format="csr")
+
+
+def _chain_accel(t, x, v):
+    return _K @ x - 0.3 * v - 0.5 * np.sin(x)
+
+
+def _chain_jac(t, x, v):
+    return _K - sparse.diags(0.5 * np.cos(x)), -0.3 * sparse.identity(M)
+
+
+def _chain(t_end=0.5, **kw):
+    x0 = np.sin(np.linspace(0.0, 3.0, M))
+    return odekit.SecondOrderProblem(_chain_accel, (0.0, t_end), x0, np.zeros(M), **kw)
+
+
+@pytest.mark.parametrize("name", ["backward_euler", "linearized_euler", "trapezoid"])
+def test_block_elimination_with_each_solver_matches_dense_lu(name):
+    dense = odekit.solve(_chain(), name, h=1 / 60, backend="python")        # dense differences and LU
+    for solver in ["splu", "cg", "gmres"]:
+        run = odekit.solve(_chain(jac=_chain_jac), name, h=1 / 60, linear_solver=solver)
+        assert run.success and run.stats.nsteps == dense.stats.nsteps
+        np.testing.assert_allclose(run.y, dense.y, rtol=0, atol=1e-6)
+
+
+def test_adaptive_methods_on_mechanics_agree_across_solvers():
+    runs = [odekit.solve(_chain(0.1, jac=_chain_jac), "radau5", rtol=1e-6, atol=1e-9, linear_solver=s)
+            for s in ["splu", "cg", "gmres"]]
+    reference = odekit.solve(_chain(0.1), "radau5", rtol=1e-10, atol=1e-12, backend="python")
+    for run in runs:
+        assert run.success
+        np.testing.assert_allclose(run.y[-1], reference.y[-1], rtol=0, atol=1e-5)
+    np.testing.assert_allclose(runs[1].y[-1], runs[0].y[-1], rtol=0, atol=1e-8)
+
+
+def test_krylov_tolerance_is_the_linear_error_of_linearized_euler():
+    loose = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60,
+                         linear_solver=LinearSolver("cg", rtol=1e-2))
+    tight = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60, linear_solver="cg")
+    direct = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60, linear_solver="splu")
+    assert np.abs(tight.y - direct.y).max() < 1e-8 < np.abs(loose.y - direct.y).max()
+
+
+# --- bad input ----------------------------------------------------------------------------------
+
+def test_unknown_linear_solver_is_named_with_the_accepted_ones():
+    with pytest.raises(ValueError, match=r"linear_solver must be one of .*'cg'.*got 'qr'"):
+        odekit.solve(_line(jac=_diffusion_jac), "bdf", linear_solver="qr")
+
+
+def test_unknown_linear_solver_is_refused_for_explicit_methods_too():
+    with pytest.raises(ValueError, match="linear_solver"):
+        odekit.solve(_line(), "rk4", h=0.001, linear_solver="lu")
+
+
+def test_dense_solver_refuses_a_sparse_jacobian():
+    with pytest.raises(ValueError, match="linear_solver='dense' needs a dense Jacobian"):
+        odekit.solve(_line(jac=_diffusion_jac), "bdf", linear_solver="dense")
+
+
+def test_numba_backend_refuses_sparse_linear_algebra():
+    with pytest.raises(ValueError, match="backend='numba' cannot run sparse"):
+        odekit.solve(_line(jac=_diffusion_jac), "bdf", backend="numba")
+
+
+@pytest.mark.parametrize("kind, rtol", [("lu", 1e-8), ("cg", 0.0), ("cg", 2.0)])
+def test_linear_solver_options_are_checked(kind, rtol):
+    with pytest.raises(ValueError, match="kind must be one of|rtol must be"):
+        LinearSolver(kind, rtol=rtol)
+
+
+def test_wrong_shape_of_a_sparse_jacobian_is_named():
+    with pytest.raises(ValueError, match=rf"jac returned .*\(39, 39\).*expected a \({N}, {N}\) matrix"):
+        odekit.solve(_line(jac=lambda t, y: _diffusion_jac(t, y[1:])), "bdf")
+
+
+def test_wrong_shape_of_a_dense_jacobian_is_named():
+    with pytest.raises(ValueError, match=rf"jac returned 4 values .*expected a \({N}, {N}\) matrix"):
+        odekit.solve(_line(jac=lambda t, y: np.eye(2)), "radau5", backend="python")
+
+
+def test_force_jacobian_that_is_not_a_pair_is_named():
+    with pytest.raises(ValueError, match=r"expected a pair \(A_x, A_v\) of \(60, 60\) matrices"):
+        odekit.solve(_chain(jac=lambda t, x, v: _K), "backward_euler", h=0.01)
+
+
+def test_constant_jacobian_shape_and_pattern_shape_are_checked_at_construction():
+    with pytest.raises(ValueError, match=r"jac has shape \(3, 3\); expected \(40, 40\)"):
+        _line(jac=sparse.identity(3))
+    with pytest.raises(ValueError, match=r"jac_sparsity has shape \(3, 3\); expected \(40, 40\)"):
+        _line(jac_sparsity=np.ones((3, 3)))
+    with pytest.raises(ValueError, match="jac or jac_sparsity, not both"):
+        _line(jac=_diffusion_jac, jac_sparsity=_tridiagonal(N))
