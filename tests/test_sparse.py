@@ -49,11 +49,18 @@ def _kw(name):
 def test_sparse_jacobian_gives_the_dense_answer_step_for_step(name):
     dense = odekit.solve(_line(jac=lambda t, y: _diffusion_jac(t, y).toarray()), name, backend="python",
                          **_kw(name))
-    sparse_run = odekit.solve(_line(jac=_diffusion_jac), name, **_kw(name))
-    assert sparse_run.backend == "python" and "sparse" in sparse_run.backend_reason
+    sparse_run = odekit.solve(_line(jac=_diffusion_jac), name, backend="python", **_kw(name))
     assert sparse_run.success and sparse_run.stats.nsteps == dense.stats.nsteps
     assert sparse_run.stats.nlu == dense.stats.nlu and sparse_run.stats.njev == dense.stats.njev
     np.testing.assert_allclose(sparse_run.y, dense.y, rtol=0, atol=1e-11)
+
+
+def test_sparse_runs_compile_the_problems_function_and_agree_with_python():
+    compiled = odekit.solve(_line(jac=_diffusion_jac), "radau5", rtol=1e-8, atol=1e-10)
+    python = odekit.solve(_line(jac=_diffusion_jac), "radau5", rtol=1e-8, atol=1e-10, backend="python")
+    assert compiled.backend == "python" and "function is compiled" in compiled.backend_reason
+    assert "function is compiled" not in python.backend_reason
+    np.testing.assert_allclose(compiled.y[-1], python.y[-1], rtol=0, atol=1e-8)
 
 
 @pytest.mark.parametrize("name", ["radau5", "bdf", "trbdf2", "rodas4"])
@@ -134,13 +141,14 @@ def _chain(t_end=0.5, **kw):
 def test_block_elimination_with_each_solver_matches_dense_lu(name):
     dense = odekit.solve(_chain(), name, h=1 / 60, backend="python")        # dense differences and LU
     for solver in ["splu", "cg", "gmres"]:
-        run = odekit.solve(_chain(jac=_chain_jac), name, h=1 / 60, linear_solver=solver)
+        run = odekit.solve(_chain(jac=_chain_jac), name, h=1 / 60, linear_solver=solver, backend="python")
         assert run.success and run.stats.nsteps == dense.stats.nsteps
         np.testing.assert_allclose(run.y, dense.y, rtol=0, atol=1e-6)
 
 
 def test_adaptive_methods_on_mechanics_agree_across_solvers():
-    runs = [odekit.solve(_chain(0.1, jac=_chain_jac), "radau5", rtol=1e-6, atol=1e-9, linear_solver=s)
+    runs = [odekit.solve(_chain(0.1, jac=_chain_jac), "radau5", rtol=1e-6, atol=1e-9, linear_solver=s,
+                         backend="python")
             for s in ["splu", "cg", "gmres"]]
     reference = odekit.solve(_chain(0.1), "radau5", rtol=1e-10, atol=1e-12, backend="python")
     for run in runs:
@@ -151,9 +159,11 @@ def test_adaptive_methods_on_mechanics_agree_across_solvers():
 
 def test_krylov_tolerance_is_the_linear_error_of_linearized_euler():
     loose = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60,
-                         linear_solver=LinearSolver("cg", rtol=1e-2))
-    tight = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60, linear_solver="cg")
-    direct = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60, linear_solver="splu")
+                         linear_solver=LinearSolver("cg", rtol=1e-2), backend="python")
+    tight = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60, linear_solver="cg",
+                         backend="python")
+    direct = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60, linear_solver="splu",
+                          backend="python")
     assert np.abs(tight.y - direct.y).max() < 1e-8 < np.abs(loose.y - direct.y).max()
 
 
@@ -197,7 +207,7 @@ def test_wrong_shape_of_a_dense_jacobian_is_named():
 
 def test_force_jacobian_that_is_not_a_pair_is_named():
     with pytest.raises(ValueError, match=r"expected a pair \(A_x, A_v\) of \(60, 60\) matrices"):
-        odekit.solve(_chain(jac=lambda t, x, v: _K), "backward_euler", h=0.01)
+        odekit.solve(_chain(jac=lambda t, x, v: _K), "backward_euler", h=0.01, backend="python")
 
 
 def test_constant_jacobian_shape_and_pattern_shape_are_checked_at_construction():

@@ -193,6 +193,21 @@ def prepare(problem, family, backend, kernel_data, start):
             raise ValueError("backend='numba' cannot run sparse linear algebra; use backend='auto' "
                              "or 'python' (a sparse solve outweighs the Python of a step)")
         reason = SPARSE_REASON
+        if backend == "auto":
+            # the kernels run as Python, but the problem's function -- a loop over 100,000
+            # springs, say -- is still worth compiling
+            try:
+                rhs, jac = _adapters(*_adapter_key(problem, family), "lazy", None, True)
+                kernels = Kernels("python", f"{reason}; the problem's function is compiled",
+                                  DRIVES[family], DERIVATIVES[family], rhs, jac)
+                return kernels, start(kernels)
+            except Exception as exc:
+                if not _is_compile_error(exc):
+                    raise
+                reason = f"{reason}; {_first_line(exc)}"
+                warnings.warn("odekit: Numba could not compile the problem's functions, so they run as "
+                              f"Python ({_first_line(exc)})", BackendFallbackWarning,
+                              stacklevel=caller_stacklevel())
     elif backend != "python":
         try:
             kernels = _compiled(problem, family, kernel_data)
@@ -298,12 +313,13 @@ class _Constant:
 def _adapters(user, jac, splitting, second_order, shape, inplace, backend, signatures, sparse=False):
     """The ``(rhs, jac)`` adapters of one user function, compiled for ``signatures``.
 
-    ``sparse`` (Python backend only) fills the Jacobian objects of
-    :mod:`odekit.sparse` instead of a dense matrix.
+    ``sparse`` (the kernels run as Python) fills the Jacobian objects of
+    :mod:`odekit.sparse` instead of a dense matrix, with the user's ``jac``
+    called as Python.
     """
-    if backend == "numba":
+    if backend in ("numba", "lazy"):       # lazy: compiled at the first call, for calls from Python
         from .kernels.jit import compile_function
-        rhs_sig, jac_sig = signatures
+        rhs_sig, jac_sig = signatures or (None, None)
     else:
         def compile_function(fn, signature=None):
             return fn

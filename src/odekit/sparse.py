@@ -272,6 +272,7 @@ class SparseSystem:
         self.dtype = dtype
         self.matrix = None
         self.blocks = None     # (s, A_x) of a reduced mechanical system
+        self.last = None       # the last Krylov solution, a start for the next
 
     def shifted_identity(self, J, s):
         if isinstance(J, MechanicalJacobian):
@@ -329,8 +330,14 @@ class SparseSystem:
         if self.solver.kind == "splu":
             return self.lu.solve(b)
         method = splinalg.cg if self.solver.kind == "cg" and b.dtype.kind != "c" else splinalg.gmres
-        x, info = method(self.matrix, b, rtol=self.solver.rtol, atol=0.0, maxiter=self.solver.maxiter,
+        # start from the last solution when it is closer than zero: successive steps of a
+        # simulation ask for similar corrections, and a Krylov solve's cost is log(r0 / r)
+        x0 = self.last if self.last is not None and self.last.shape == b.shape else None
+        if x0 is not None and np.linalg.norm(b - self.matrix @ x0) >= np.linalg.norm(b):
+            x0 = None
+        x, info = method(self.matrix, b, x0=x0, rtol=self.solver.rtol, atol=0.0, maxiter=self.solver.maxiter,
                          M=self.preconditioner)
+        self.last = x
         # not converged: nan, which Newton's method takes for a failure (and the step is shrunk)
         return x if info == 0 else np.full_like(x, np.nan)
 
