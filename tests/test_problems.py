@@ -82,7 +82,7 @@ def drift(values, scale=None):
 
 EXPECTED = {"decay", "bead_on_rod", "bead_on_wire", "rotation", "kepler", "pendulum",
             "harmonic_oscillator", "arenstorf", "van_der_pol", "lorenz", "brusselator", "robertson",
-            "hires", "henon_heiles", "outer_solar_system", "mass_spring_chain"}
+            "hires", "henon_heiles", "outer_solar_system", "mass_spring_chain", "cloth"}
 
 
 def test_every_problem_is_registered_builds_by_name_and_is_documented():
@@ -142,7 +142,7 @@ def test_every_problem_with_an_exact_solution_is_checked():
     with_exact = {name for name in PROBLEMS if problem(name).exact is not None}
     assert with_exact == {name for name, _, _ in EXACT_CASES}
     assert with_exact == EXPECTED - {"arenstorf", "van_der_pol", "lorenz", "brusselator", "robertson",
-                                     "hires", "henon_heiles", "outer_solar_system"}
+                                     "hires", "henon_heiles", "outer_solar_system", "cloth"}
 
 
 @pytest.mark.parametrize("name, params, tau", EXACT_CASES, ids=CASE_IDS)
@@ -176,7 +176,9 @@ def test_exact_solution_matches_a_tight_numerical_solve(name, params):
 
 # --- invariants: kept by a tight solve, not by Euler ----------------------------------------
 
-SHORTER = {"outer_solar_system": {"t_end": 20_000.0}}                 # ~4.6 orbits of Jupiter
+SHORTER = {"outer_solar_system": {"t_end": 20_000.0},                # ~4.6 orbits of Jupiter
+           "cloth": {"n": 3, "damping": 0.0, "k_stretch": 100.0, "k_shear": 50.0, "k_bend": 2.0,
+                     "t_end": 0.6}}                                  # undamped and soft: energy kept, few steps
 SOLVER = {"robertson": dict(method="implicit_midpoint", adaptive="doubling", rtol=1e-6, atol=1e-12),
           "hires": dict(method="radau5", rtol=1e-10, atol=1e-14)}           # stiff: dp54 needs 16,000 steps
 ANGLE_SCALE = {("kepler", "perihelion_angle"): math.pi}               # starts at 0: absolute, in half-turns
@@ -344,7 +346,8 @@ def test_hires_jacobian_has_the_pattern_of_its_reactions():
     assert not np.any(J0[:, 7])
 
 
-@pytest.mark.parametrize("name", [n for n in PROBLEMS if callable(problem(n).jac)])
+# first order; the force Jacobians of cloth are checked in test_cloth.py
+@pytest.mark.parametrize("name", [n for n in PROBLEMS if callable(problem(n).jac) and not problem(n).second_order])
 def test_analytic_jacobian_matches_central_differences(name):
     prob = problem(name)
     rng = np.random.default_rng(7)
@@ -516,6 +519,7 @@ def test_right_hand_sides_compile_in_nopython_mode_and_agree(name):
     np.testing.assert_allclose(numba.njit(fun)(*args), fun(*args), rtol=1e-14, atol=1e-300)
     if callable(prob.jac):
         assert prob.jac.__closure__ is None
+    if callable(prob.jac) and not prob.second_order:     # cloth's sparse Jacobians are SciPy's, not compiled
         y = prob.y0 * 0.9
         np.testing.assert_allclose(numba.njit(prob.jac)(0.37, y, *prob.args), prob.jac(0.37, y, *prob.args),
                                    rtol=1e-14)
