@@ -217,3 +217,49 @@ def test_constant_jacobian_shape_and_pattern_shape_are_checked_at_construction()
         _line(jac_sparsity=np.ones((3, 3)))
     with pytest.raises(ValueError, match="jac or jac_sparsity, not both"):
         _line(jac=_diffusion_jac, jac_sparsity=_tridiagonal(N))
+
+
+# --- the cloth: Baraff & Witkin's implicit step at a frame's length ---------------------------
+
+def _bounded(problem, sol):
+    """Finite, hanging within reach of its pins, and not gaining energy (springs, damping, gravity)."""
+    energy = sol.invariants()["energy"]
+    x = sol.y[:, 0]
+    assert sol.success and np.isfinite(sol.y).all()
+    assert np.abs(x[..., :2]).max() < 1.5 and -1.5 < x[..., 2].min() and x[..., 2].max() < 0.05
+    assert energy.max() <= energy[0] * (1 + 1e-9)
+    return energy
+
+
+def test_cloth_64_by_64_is_stable_at_a_frame_step_with_linearized_euler_and_cg():
+    problem = odekit.problems.cloth(n=64).with_span((0.0, 12 / 60))
+    sol = odekit.solve(problem, "linearized_euler", h=1 / 60, linear_solver=LinearSolver("cg", rtol=1e-6))
+    assert sol.stats.naccepted == 12 and sol.stats.nlu == 12      # one linear solve per frame
+    _bounded(problem, sol)
+    assert sol.y[-1, 0, :, 2].min() < -0.1                          # it fell (0.2 m in free fall)
+    assert odekit.problems.cloth_stretch(sol.y[-1, 0], *problem.args) < 0.2
+
+
+def test_cloth_swings_and_settles_at_a_frame_step():
+    problem = odekit.problems.cloth(n=16)                          # 2.5 s: the fall, the swing, the decay
+    sol = odekit.solve(problem, "linearized_euler", h=1 / 60, linear_solver="cg")
+    _bounded(problem, sol)
+    speed = np.abs(sol.y[:, 1]).max(axis=(1, 2))
+    assert speed[-1] < 0.5 * speed.max()
+
+
+def test_explicit_methods_at_a_frame_step_are_warned_and_blow_up_on_the_cloth():
+    problem = odekit.problems.cloth(n=16).with_span((0.0, 0.5))
+    with pytest.warns(odekit.StiffnessWarning, match=r"stability limit.*backward_euler"):
+        sol = odekit.solve(problem, "rk4", h=1 / 60)
+    assert not sol.success or np.abs(sol.y[-1]).max() > 1e3
+
+
+def test_backward_euler_newton_failure_at_a_frame_step_is_reported_with_what_was_computed():
+    # a sheet turns too far in one frame for Newton from the frame's start (simplified or not):
+    # a fixed step cannot shrink, so the run stops and says so
+    problem = odekit.problems.cloth(n=12).with_span((0.0, 0.5))
+    sol = odekit.solve(problem, "backward_euler", h=1 / 60, linear_solver="cg")
+    assert sol.status == odekit.Status.NEWTON_FAILED and not sol.success
+    assert "Newton's method did not converge at t=" in sol.message and "smaller h" in sol.message
+    assert sol.t[0] == 0.0 and np.isfinite(sol.y).all()
