@@ -24,6 +24,7 @@ test: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_core.py
 	$(BIN)/python benchmarks/bench_stiff.py
+	$(BIN)/python benchmarks/bench_cloth.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -13,10 +13,9 @@ Newton iteration of backward Euler per frame.  ``--method backward_euler``
 iterates Newton to convergence at a fixed step, which today does not
 converge at ``h = 1/60`` s.
 
-``--solver`` picks the integrator's ``linear_solver`` (``cg`` runs conjugate
-gradients on the sparse force Jacobians); without it the integrator's
-default solves the Newton systems, which is fine for small sheets (``--n
-8``) and slow for large ones.
+``--solver`` picks the integrator's ``linear_solver``: ``cg`` runs
+conjugate gradients on the velocity system ``I - h A_v - h^2 A_x``; without
+it, sparse LU (the default for force Jacobians) solves the same system.
 """
 
 import argparse
