@@ -230,3 +230,17 @@ def test_progress_bar_draws_for_long_work_and_ends_its_line():
     assert "[##........] 1/4 first" in stream.getvalue()
     bar(4, 4, "last")
     assert stream.getvalue().endswith("\n") and "[##########] 4/4 last" in stream.getvalue()
+
+
+def test_solve_takes_a_linear_solver_for_the_cloth(capsys):
+    code, out, _ = run(capsys, "solve", "cloth", "--method", "linearized_euler", "--h", str(1 / 60),
+                       "--t-end", "0.1", "-p", "n=6", "--linear-solver", "cg", "--quiet")
+    assert code == 0
+    sol = odekit.solve(odekit.problems.cloth(n=6, t_end=0.1), "linearized_euler", h=1 / 60, linear_solver="cg")
+    assert f"steps {sol.stats.naccepted} accepted" in out and sol.stats.nlu == 6
+
+
+def test_solve_refuses_an_unknown_linear_solver(capsys):
+    with pytest.raises(SystemExit):
+        run(capsys, "solve", "cloth", "--method", "backward_euler", "--linear-solver", "qr")
+    assert "invalid choice: 'qr'" in capsys.readouterr().err

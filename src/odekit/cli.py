@@ -18,6 +18,7 @@ import numpy as np
 from . import methods, problems, solve
 from .methods import method as lookup_method
 from .progress import Progress
+from .sparse import LINEAR_SOLVERS
 from .shootout import shootout, shootout_problem
 
 
@@ -40,6 +41,8 @@ def main(argv=None):
     s.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a problem parameter, e.g. -p e=0.9 (repeatable)")
     s.add_argument("--backend", default="auto", choices=("auto", "numba", "python"))
+    s.add_argument("--linear-solver", default="auto", choices=LINEAR_SOLVERS,
+                   help="how implicit methods solve Newton's systems (sparse ones: splu, cg, gmres)")
     s.add_argument("--plot", metavar="PNG", help="save the trajectory, error and invariants as a figure")
     s.add_argument("--csv", metavar="CSV", help="save t and the state at every output point")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -107,7 +110,7 @@ def _solve(args):
     options = {"h": args.h} if args.h is not None else {"rtol": args.rtol or 1e-6, "atol": args.atol}
     start = time.perf_counter()
     with Progress("solve", quiet=args.quiet, starting="setting up (compiling on a first run)") as bar:
-        sol = solve(prob, m, backend=args.backend, progress=bar, **options)
+        sol = solve(prob, m, backend=args.backend, linear_solver=args.linear_solver, progress=bar, **options)
     elapsed = time.perf_counter() - start
     print(summary(sol, elapsed))
     if args.plot:
