@@ -19,7 +19,7 @@ demo: $(VENV)/.installed
 	$(BIN)/odekit shootout kepler --report shootout-report
 
 test: $(VENV)/.installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_core.py
