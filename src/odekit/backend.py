@@ -177,8 +177,9 @@ def prepare(problem, family, backend, kernel_data, start):
     """Kernels for ``problem`` run by ``family``, and the first derivative.
 
     ``kernel_data`` is ``(m, P, scratch)``, the method data, dense matrix and
-    work arrays: their types select the compiled kernels.  A sparse Jacobian
-    in the work arrays (see :mod:`odekit.sparse`) runs on the Python backend.  ``start(kernels)``
+    work arrays: their types select the compiled kernels; a sparse Jacobian
+    among them (see :mod:`odekit.sparse`) runs the kernels as Python, with
+    the problem's function compiled when Numba can.  ``start(kernels)``
     makes the run's first evaluation and returns its result, handed back with
     the kernels.  With ``backend="auto"``, functions that Numba cannot
     compile fall back to Python with a :class:`BackendFallbackWarning`

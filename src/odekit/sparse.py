@@ -262,8 +262,9 @@ class SparseSystem:
 
         (I - s A_v - s^2 A_x) dv = r_v + s A_x r_x,   dx = r_x + s dv,
 
-        half the size and symmetric positive definite for conservative springs
-        and damping -- what conjugate gradients need.
+    half the size and symmetric positive definite for conservative springs
+    and damping -- what conjugate gradients need.  A Krylov solve starts
+    from the previous solution when that is closer than zero.
     """
 
     def __init__(self, solver, n, dtype):
