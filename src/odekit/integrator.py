@@ -600,8 +600,8 @@ def _scratch(method, y, problem, solver):
         scratch = (W,) + _sparse.work_arrays(solver, problem, method, n, dtype)
     else:
         scratch = (W, np.zeros((m, m), dtype=dtype), np.zeros((m, m), dtype=dtype), np.zeros(m, dtype=np.int64))
-    if solver is None and method.family == "radau":
-        scratch += (np.zeros((2 * n, 2 * n), dtype=dtype), np.zeros(2 * n, dtype=np.int64))
+        if method.family == "radau":
+            scratch += (np.zeros((2 * n, 2 * n), dtype=dtype), np.zeros(2 * n, dtype=np.int64))
     if method.family == "bdf":
         scratch += (np.zeros((18, 6)),)
     return scratch
