@@ -77,13 +77,19 @@ def main(argv=None):
     st.add_argument("--plot", metavar="PNG", help="save their stability regions in the complex plane")
     st.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    sv = sub.add_parser("serve", help="the orbit and pendulum shootout, live in the browser (docs/serve.md)")
+    sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: this machine only)")
+    sv.add_argument("--port", type=int, default=0, help="TCP port (default: a free one)")
+    sv.add_argument("--open", action="store_true", help="open the page in the default browser")
+    sv.add_argument("--max-sessions", type=int, default=8, help="pages served at once")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "methods":
             sys.stdout.write(methods().document() if args.markdown else f"{methods()}\n")
             return 0
         commands = {"solve": _solve, "shootout": _shootout, "convergence": _convergence,
-                    "stability": _stability}
+                    "stability": _stability, "serve": _serve}
         return commands[args.command](args)
     except (ValueError, TypeError, KeyError) as exc:
         print(f"odekit: error: {exc}", file=sys.stderr)
@@ -92,6 +98,19 @@ def main(argv=None):
         where = f" {exc.filename}" if exc.filename else ""
         print(f"odekit: error: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+
+
+def _serve(args):
+    from .serve import serve
+
+    try:
+        serve(args.host, args.port, args.open, args.max_sessions)
+    except (OSError, ImportError) as exc:    # the address is taken, or the extra is missing
+        print(f"odekit: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
 
 
 def _problem(args, shootout_span=False):

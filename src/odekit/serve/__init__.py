@@ -1,0 +1,54 @@
+"""``odekit serve``: the orbit and pendulum shootout, live in the browser.
+
+:func:`serve` runs the page's server; :func:`odekit.serve.app.create_app`
+builds the application; :mod:`odekit.serve.session` holds the protocol
+(described in ``docs/serve.md``) and :mod:`odekit.serve.scenes` the physics.
+"""
+
+import socket
+import webbrowser
+
+
+def serve(host="127.0.0.1", port=0, open_browser=False, max_sessions=8, announce=print):
+    """Serve the page until interrupted.
+
+    Parameters
+    ----------
+    host : str
+        Interface to listen on; the default serves this machine only.
+    port : int
+        TCP port, 0 for a free one.
+    open_browser : bool
+        Open the page in the default browser once the server listens.
+    max_sessions : int
+        Pages served at once.
+    announce : callable
+        Called with the line giving the page's address.
+    """
+    try:
+        import uvicorn
+
+        from .app import create_app
+    except ImportError as exc:
+        raise ImportError(f"odekit serve needs the 'serve' extra ({exc.name} is missing): "
+                          "pip install 'odekit[serve]'") from None
+
+    app = create_app(max_sessions)
+    if not (isinstance(port, int) and 0 <= port <= 65535):
+        raise ValueError(f"port must be an integer from 0 to 65535 (0: a free port), got {port!r}")
+    # bind first, so that the address printed is the one listening (port 0 picks a free one)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    port = sock.getsockname()[1]
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+    config = uvicorn.Config(app, log_level="warning", ws_max_size=64 * 1024)
+    server = uvicorn.Server(config)
+    announce(f"odekit serve: {url}  (Ctrl-C to stop)")
+    if open_browser:
+        webbrowser.open(url)
+    server.run(sockets=[sock])

@@ -1,0 +1,400 @@
+"""One page's simulation: settings, integrators, frames, and the checking of every message.
+
+A :class:`Session` knows nothing of sockets: :meth:`Session.handle` takes
+the text of one message and returns the replies, and :meth:`Session.frame`
+advances the integrators by some wall-clock time and returns a frame.  The
+WebSocket endpoint (:mod:`odekit.serve.app`) only carries the text, which
+keeps the protocol testable without a server.
+
+Nothing the page sends is evaluated: each message is parsed as JSON and
+every field is checked against the accepted names, types and ranges.
+"""
+
+import json
+import math
+import warnings
+
+import numpy as np
+
+from .. import analysis
+from ..analysis.stiffness import StiffnessWarning
+from ..integrator import IntegrationError, Integrator
+from ..methods import method as lookup_method, methods as all_methods
+from ..shootout import DEFAULT_METHODS, _applies
+from .scenes import SCENES
+
+MAX_MESSAGE = 4096          # characters; a settings message needs a few hundred
+MAX_SOLVERS = 8
+RATE = (10.0, 20000.0)      # derivative evaluations per simulated second
+SPEEDS = (1, 10, 100)
+E_RANGE = (0.0, 0.9)
+B_RANGE = (0.0, 5.0)
+THRUST_DV = 0.005           # velocity change of one burn (orbital speed is ~1)
+THRUST_SHOWN = 0.3          # wall seconds a burn's arrow stays on the page
+MAX_FRAME_WALL = 0.1        # a late frame advances at most this much wall time
+SIM_PER_WALL = 1.0          # simulated seconds per wall second at speed x1
+
+DEFAULTS = {"type": "start", "scene": "orbit", "solvers": ["velocity_verlet"], "rate": 500.0,
+            "speed": 1, "e": 0.5, "B": 0.0}
+
+
+class MessageError(ValueError):
+    """A message the session refuses; ``field`` names the field at fault, if one."""
+
+    def __init__(self, message, field=None):
+        super().__init__(message)
+        self.field = field
+
+
+def live_methods(scene):
+    """Names of the methods the page offers for a scene's problem.
+
+    Those with a fixed number of derivative evaluations per step, so that a
+    rate of evaluations fixes the step; implicit methods iterate Newton's
+    method and are left to the stability explorer.  The classic eight of the
+    shootout come first.
+    """
+    problem = scene.problem
+    usable = [m for m in all_methods() if m.evaluations_per_step is not None and _applies(m, problem)]
+    usable.sort(key=lambda m: DEFAULT_METHODS.index(m.name) if m.name in DEFAULT_METHODS else len(DEFAULT_METHODS))
+    return [m.name for m in usable]
+
+
+def stability_methods():
+    """Names the stability explorer accepts: one-step methods with ``R(z)``, and splittings."""
+    return [m.name for m in all_methods() if m.family != "bdf"]
+
+
+def hello():
+    """The first message of a session: what may be asked for and the defaults."""
+    offered = {"orbit": live_methods(SCENES["orbit"]()),
+               "pendulum": live_methods(SCENES["pendulum"](B=0.0)),
+               "pendulum_damped": live_methods(SCENES["pendulum"](B=1.0))}
+    info = {m.name: {"order": m.order, "evaluations_per_step": m.evaluations_per_step, "family": m.family,
+                     "symplectic": m.symplectic, "title": m.title, "summary": m.summary()}
+            for m in all_methods()}
+    limits = {"rate": list(RATE), "speeds": list(SPEEDS), "max_solvers": MAX_SOLVERS, "e": list(E_RANGE),
+              "B": list(B_RANGE), "thrust_dv": THRUST_DV, "max_message": MAX_MESSAGE}
+    return {"type": "hello", "methods": offered, "info": info, "stability_methods": stability_methods(),
+            "limits": limits, "defaults": dict(DEFAULTS)}
+
+
+class Runner:
+    """One solver on the scene: an :class:`Integrator` at ``h = k / rate``, and what the page shows of it."""
+
+    def __init__(self, scene, name, rate, x, v, t=0.0):
+        self.method = lookup_method(name)
+        self.scene = scene
+        self.h = self.method.evaluations_per_step / rate
+        # an explicit method beyond its stability limit is warned about: on this page
+        # that is a lesson, not a mistake, so the warning is shown with the runner
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", StiffnessWarning)
+            self.integ = Integrator(scene.problem, self.method, h=self.h)
+        self.warning = next((str(w.message) for w in caught if w.category is StiffnessWarning), None)
+        self.integ.x, self.integ.v, self.integ.t = x, v, t
+        self.owed = 0.0             # simulated time not yet stepped: less than one step
+        self.track = {}             # extreme radii since the start or the last burn
+        self.reference = scene.energy(*self._state())["total"]
+        self.burn = None            # the last burn's velocity change
+        self.message = None
+
+    def _state(self):
+        x, v = self.integ.x, self.integ.v
+        return (x.copy(), v.copy()) if x.ndim else (float(x), float(v))
+
+    def advance(self, dt):
+        """Advance by ``dt`` of simulated time in whole steps of ``h``; the rest is owed to the next frame."""
+        if self.message is not None:
+            return
+        self.owed += dt
+        n = int(self.owed / self.h)
+        if n:
+            try:
+                self.integ.step(n)
+            except IntegrationError as exc:     # the state stays at the last good step
+                self.message = str(exc)
+            self.owed -= n * self.h
+
+    def thrust(self, direction, dv):
+        x, v = self._state()
+        self.burn = self.scene.burn(x, v, direction, dv)
+        self.integ.v = v + self.burn
+        self.track = {}
+        self.reference = self.scene.energy(*self._state())["total"]
+
+    def frame(self, show_burn):
+        x, v = self._state()
+        energy = self.scene.energy(x, v)
+        scale = abs(self.reference) or 1.0
+        stats = self.integ.stats
+        return {"solver": self.method.name, "x": _json(x), "v": _json(v),
+                "accel": _json(self.scene.accel(*self._state())),
+                "thrust": _json(self.burn) if show_burn and self.burn is not None else None,
+                "energy": energy, "energy_error": (energy["total"] - self.reference) / scale,
+                "readouts": self.scene.readouts(x, v, self.track),
+                "steps": int(stats.naccepted), "nfev": int(stats.nfev),
+                "status": "failed" if self.message else "running", "message": self.message,
+                "warning": self.warning}
+
+
+class Session:
+    """The settings and runners of one page.
+
+    Parameters
+    ----------
+    clock : callable
+        Wall time in seconds (``time.monotonic``); a test may pass its own.
+    """
+
+    def __init__(self, clock):
+        self.clock = clock
+        self.settings = None
+        self.scene = None
+        self.runners = []
+        self.t = 0.0
+        self.last_burn = -math.inf
+        self.paused = False
+
+    # --- the protocol ---------------------------------------------------------------
+    def handle(self, text):
+        """Replies (dicts) to one message's text; a bad message gets an ``error`` reply."""
+        try:
+            message = parse(text)
+            kind = message["type"]
+            if kind == "start":
+                self.start(message)
+            elif kind == "set":
+                self.change(message)
+            elif kind == "thrust":
+                self.thrust(message)
+            elif kind == "reset":
+                self.reset()
+            elif kind == "stability":
+                return [stability(message)]
+            return [self.state()]
+        except MessageError as exc:
+            return [{"type": "error", "message": str(exc), "field": exc.field}]
+        except (ValueError, TypeError) as exc:    # refused by odekit itself (e.g. Integrator)
+            return [{"type": "error", "message": str(exc), "field": None}]
+
+    def state(self):
+        return {"type": "state", "settings": None if self.settings is None
+                else dict(self.settings, paused=self.paused)}
+
+    def start(self, message):
+        settings = dict(DEFAULTS)
+        settings.update(check_settings(message, start=True))
+        scene = _scene(settings)
+        _check_solvers(scene, settings["solvers"])
+        self.runners = [Runner(scene, name, settings["rate"], scene.problem.x0, scene.problem.v0)
+                        for name in settings["solvers"]]
+        self.settings, self.scene, self.t = settings, scene, 0.0
+        self.paused = bool(message.get("paused", False))
+        self.last_burn = -math.inf
+        self._tick = self.clock()
+
+    def change(self, message):
+        self._require_started()
+        changes = check_settings(message, start=False)
+        settings = dict(self.settings, **{k: v for k, v in changes.items() if k != "paused"})
+        if "paused" in changes:
+            self.paused = changes["paused"]
+            self._tick = self.clock()
+        if any(key in changes for key in ("solvers", "rate", "B")):
+            scene = _scene(settings) if "B" in changes else self.scene
+            _check_solvers(scene, settings["solvers"])
+            x, v = self.runners[0]._state()
+            # every solver goes on from where the first one is, so a switch is seen at once
+            self.runners = [Runner(scene, name, settings["rate"], x, v, self.t) for name in settings["solvers"]]
+            self.scene = scene
+        self.settings = settings
+
+    def thrust(self, message):
+        self._require_started()
+        direction = message.get("direction")
+        if direction not in self.scene.directions:
+            raise MessageError(f"direction must be one of {', '.join(self.scene.directions)} "
+                               f"for the {self.scene.name}, got {direction!r}", "direction")
+        for runner in self.runners:
+            runner.thrust(direction, THRUST_DV)
+        self.last_burn = self.clock()
+
+    def reset(self):
+        self._require_started()
+        self.start(dict(self.settings, paused=self.paused))
+
+    def _require_started(self):
+        if self.settings is None:
+            raise MessageError("no simulation yet: send a 'start' message first", "type")
+
+    # --- running --------------------------------------------------------------------
+    def frame(self):
+        """Advance by the wall time since the last frame (times the speed) and describe the runners."""
+        now = self.clock()
+        if not self.paused:
+            dt = min(now - self._tick, MAX_FRAME_WALL) * SIM_PER_WALL * self.settings["speed"]
+            for runner in self.runners:
+                runner.advance(dt)
+            self.t += dt
+        self._tick = now
+        show_burn = now - self.last_burn < THRUST_SHOWN
+        return {"type": "frame", "t": self.t, "paused": self.paused,
+                "runners": [runner.frame(show_burn) for runner in self.runners]}
+
+    @property
+    def running(self):
+        return self.settings is not None
+
+
+# --- checking messages ------------------------------------------------------------------
+
+KINDS = ("start", "set", "thrust", "reset", "stability")
+FIELDS = {"start": {"type", "scene", "solvers", "rate", "speed", "e", "B", "paused"},
+          "set": {"type", "solvers", "rate", "speed", "B", "paused"},
+          "thrust": {"type", "direction"}, "reset": {"type"}, "stability": {"type", "methods", "z"}}
+
+
+def parse(text):
+    """The message as a dict with a known ``type`` and known fields, or a :class:`MessageError`."""
+    if not isinstance(text, str):
+        raise MessageError("messages must be JSON text, got binary data")
+    if len(text) > MAX_MESSAGE:
+        raise MessageError(f"message of {len(text)} characters is too long; the limit is {MAX_MESSAGE}")
+    try:
+        message = json.loads(text)
+    except ValueError as exc:
+        raise MessageError(f"message is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(message, dict):
+        raise MessageError(f"message must be a JSON object, got {type(message).__name__}")
+    kind = message.get("type")
+    if kind not in KINDS:
+        raise MessageError(f"type must be one of {', '.join(KINDS)}, got {_shown(kind)}", "type")
+    unknown = sorted(set(message) - FIELDS[kind])
+    if unknown:
+        raise MessageError(f"unknown field {unknown[0]!r} in a {kind!r} message; "
+                           f"accepted: {', '.join(sorted(FIELDS[kind] - {'type'}))}", unknown[0])
+    return message
+
+
+def check_settings(message, start):
+    """The settings a ``start`` or ``set`` message gives, each checked."""
+    out = {}
+    if start:
+        scene = message.get("scene", DEFAULTS["scene"])
+        if scene not in SCENES:
+            raise MessageError(f"scene must be one of {', '.join(SCENES)}, got {_shown(scene)}", "scene")
+        out["scene"] = scene
+        if "e" in message:
+            out["e"] = _number(message, "e", *E_RANGE)
+    if "solvers" in message:
+        out["solvers"] = _names(message, "solvers")
+    if "rate" in message:
+        out["rate"] = _number(message, "rate", *RATE)
+    if "speed" in message:
+        speed = message["speed"]
+        if isinstance(speed, bool) or speed not in SPEEDS:
+            raise MessageError(f"speed must be one of {', '.join(map(str, SPEEDS))}, got {_shown(speed)}", "speed")
+        out["speed"] = int(speed)
+    if "B" in message:
+        out["B"] = _number(message, "B", *B_RANGE)
+    if "paused" in message:
+        if not isinstance(message["paused"], bool):
+            raise MessageError(f"paused must be true or false, got {_shown(message['paused'])}", "paused")
+        out["paused"] = message["paused"]
+    return out
+
+
+def _number(message, field, low, high):
+    value = message[field]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise MessageError(f"{field} must be a number from {low:g} to {high:g}, got {_shown(value)}", field)
+    return float(value)
+
+
+def _names(message, field):
+    names = message[field]
+    if not isinstance(names, list) or not 1 <= len(names) <= MAX_SOLVERS \
+            or not all(isinstance(n, str) for n in names):
+        raise MessageError(f"{field} must be a list of 1 to {MAX_SOLVERS} method names, got {_shown(names)}", field)
+    if len(set(names)) != len(names):
+        raise MessageError(f"{field} names a method twice: {_shown(names)}", field)
+    return list(names)
+
+
+def _check_solvers(scene, names):
+    offered = live_methods(scene)
+    for name in names:
+        try:
+            canonical = lookup_method(name).name
+        except (KeyError, ValueError):
+            canonical = None
+        if canonical not in offered:
+            why = ("it needs forces that do not depend on velocity, and damping B > 0 does"
+                   if canonical is not None and scene.name == "pendulum" and scene.B > 0
+                   else "it is not a method with a fixed number of evaluations per step that applies here"
+                   if canonical is not None else "there is no such method")
+            raise MessageError(f"solver {name!r} is not offered for the {scene.name} ({why}); "
+                               f"accepted: {', '.join(offered)}", "solvers")
+
+
+def _scene(settings):
+    if settings["scene"] == "orbit":
+        return SCENES["orbit"](e=settings["e"])
+    return SCENES["pendulum"](B=settings["B"])
+
+
+def _shown(value):
+    """A value for an error message, cut short: the page's text is echoed, never run."""
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _json(a):
+    a = np.asarray(a, dtype=float)
+    return float(a) if a.ndim == 0 else a.tolist()
+
+
+# --- the stability explorer -------------------------------------------------------------
+
+def stability(message):
+    """Stability data of the named methods, and their ``|R(z)|`` at ``z`` if given."""
+    names = _names(message, "methods")
+    accepted = stability_methods()
+    z = None
+    if "z" in message:
+        pair = message["z"]
+        if (not isinstance(pair, list) or len(pair) != 2
+                or not all(isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c)
+                           for c in pair)):
+            raise MessageError(f"z must be [re, im], two finite numbers, got {_shown(pair)}", "z")
+        z = complex(*pair)
+    data, at = {}, {}
+    for name in names:
+        try:
+            m = lookup_method(name)
+        except (KeyError, ValueError):
+            m = None
+        if m is None or m.name not in accepted:
+            raise MessageError(f"method {name!r} has no stability region here; accepted: {', '.join(accepted)}",
+                               "methods")
+        if m.family == "splitting":
+            limit = analysis.oscillator_stability_limit(m)
+            data[name] = {"kind": "oscillator", "limit": limit}
+            if z is not None:
+                # h omega = |Im z|: the step matrix's spectral radius on x'' = -omega^2 x
+                M = analysis.oscillator_step_matrix(m, abs(z.imag))
+                at[name] = {"abs_R": float(max(abs(np.linalg.eigvals(np.asarray(M, dtype=float))))),
+                            "stable": abs(z.imag) < limit}
+        else:
+            R = analysis.stability_function(m)
+            data[name] = {"kind": "rational", "numerator": [float(c) for c in R.numerator],
+                          "denominator": [float(c) for c in R.denominator]}
+            if z is not None:
+                value = abs(complex(R(np.array([z]))[0]))
+                at[name] = {"abs_R": value if math.isfinite(value) else None, "stable": value <= 1.0}
+    reply = {"type": "stability", "methods": data}
+    if z is not None:
+        reply["z"] = [z.real, z.imag]
+        reply["at"] = at
+    return reply
