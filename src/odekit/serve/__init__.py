@@ -9,7 +9,7 @@ import socket
 import webbrowser
 
 
-def serve(host="127.0.0.1", port=0, open_browser=False, max_sessions=8, announce=print):
+def serve(host="127.0.0.1", port=0, open_browser=False, max_sessions=8, announce=None):
     """Serve the page until interrupted.
 
     Parameters
@@ -44,11 +44,12 @@ def serve(host="127.0.0.1", port=0, open_browser=False, max_sessions=8, announce
     except OSError as exc:
         sock.close()
         raise OSError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(128)        # a page opened at once waits in the queue until uvicorn accepts
     port = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
     config = uvicorn.Config(app, log_level="warning", ws_max_size=64 * 1024)
     server = uvicorn.Server(config)
-    announce(f"odekit serve: {url}  (Ctrl-C to stop)")
+    (announce or (lambda line: print(line, flush=True)))(f"odekit serve: {url}  (Ctrl-C to stop)")
     if open_browser:
         webbrowser.open(url)
     server.run(sockets=[sock])
