@@ -364,3 +364,10 @@ def test_odekit_serve_on_a_taken_port_says_so(capsys):
     assert f"odekit: error: cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
     assert main(["serve", "--port", "70000"]) == 2
     assert "port must be an integer from 0 to 65535" in capsys.readouterr().err
+
+
+def test_frames_are_strict_json_even_when_a_number_overflows():
+    session, clock = started(scene="orbit", solvers=["rk4"])
+    session.runners[0].reference = 0.0 * math.inf       # as if the start had been non-finite
+    text = json.dumps(session.frame(), allow_nan=False)  # raises on inf or nan
+    assert json.loads(text)["runners"][0]["energy_error"] is None

@@ -239,8 +239,8 @@ class Session:
             self.t += dt
         self._tick = now
         show_burn = now - self.last_burn < THRUST_SHOWN
-        return {"type": "frame", "t": self.t, "paused": self.paused,
-                "runners": [runner.frame(show_burn) for runner in self.runners]}
+        return _finite({"type": "frame", "t": self.t, "paused": self.paused,
+                        "runners": [runner.frame(show_burn) for runner in self.runners]})
 
     @property
     def running(self):
@@ -348,6 +348,17 @@ def _shown(value):
     """A value for an error message, cut short: the page's text is echoed, never run."""
     text = json.dumps(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _finite(value):
+    """``value`` with non-finite floats as None: JSON has no inf or nan, and the page's parser refuses them."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _json(a):
