@@ -168,9 +168,8 @@ def agrees(text, value, digits=6):
     return abs(float(text) - value) <= half_unit * (1 + 1e-9) + 1e-15
 
 
-def colour_counts(page, selector, colours, tolerance=10):
-    """Pixels of ``selector``'s canvas within ``tolerance`` (per channel) of each ``#rrggbb``."""
-    return page.evaluate("""([selector, colours, tolerance]) => {
+# Pixels of a canvas within `tolerance` (per channel) of each '#rrggbb'.
+COUNT_COLOURS = """([selector, colours, tolerance]) => {
         const source = document.querySelector(selector);
         // a copy read once, so that the page's canvas is never read back repeatedly
         const copy = document.createElement('canvas');
@@ -187,7 +186,12 @@ def colour_counts(page, selector, colours, tolerance=10):
             });
         }
         return counts;
-    }""", [selector, colours, tolerance])
+    }"""
+
+
+def colour_counts(page, selector, colours, tolerance=10):
+    """Pixels of ``selector``'s canvas within ``tolerance`` (per channel) of each ``#rrggbb``."""
+    return page.evaluate(COUNT_COLOURS, [selector, colours, tolerance])
 
 
 def pixel_at(page, selector, x, y):
@@ -291,9 +295,8 @@ def test_arrow_keys_fire_the_thruster_and_change_the_orbits_energy(open_page):
     page.wait_for_function(f"() => Math.abs(window.odekitPage.frame.runners[0].energy.total - {expected}) < 1e-9")
     # the burn's arrow is drawn, in yellow, while it is fresh
     page.keyboard.press("ArrowUp")
-    page.wait_for_function("""() => { const r = window.odekitPage.frame.runners[0]; return r.thrust !== null; }""")
-    yellow = colour_counts(page, "#scene", [page.evaluate("window.odekitPage.arrows.thrust")])[0]
-    assert yellow > 5
+    yellow = page.evaluate("window.odekitPage.arrows.thrust")
+    page.wait_for_function(f"(args) => ({COUNT_COLOURS})(args)[0] > 5", arg=["#scene", [yellow], 10], polling=50)
     expected = prograde_energy(before["x"], before["v"], 5, dv)
     page.wait_for_function(f"() => Math.abs(window.odekitPage.frame.runners[0].energy.total - {expected}) < 1e-9")
     after = row(page, "velocity_verlet")
@@ -424,6 +427,17 @@ def test_the_stability_explorer_shades_regions_and_judges_the_point_clicked(open
     assert verdict(page, "rk4") == "stable"
     assert near["at"]["rk4"]["abs_R"] == pytest.approx(0.375, abs=0.02)     # 3/8 at z = -1 exactly
     assert page.get_attribute('[data-testid="stability-rk4"]', "data-stable") == "true"
+
+    # an implicit method: the page's R = P/Q agrees with the server's |R(z)| there too
+    page.check('[data-testid="method-backward_euler"]')
+    page.wait_for_function("() => window.odekitPage.stability.names.length === 3")
+    page.wait_for_function("() => window.odekitPage.stability.at")
+    stab = page.evaluate("window.odekitPage.stability")
+    assert stab["names"] == ["rk4", "velocity_verlet", "backward_euler"]
+    for name in ("rk4", "backward_euler"):
+        js = page.evaluate(f"window.odekitPage.absR('{name}', {stab['z'][0]}, {stab['z'][1]})")
+        assert js == pytest.approx(stab["at"][name]["abs_R"], rel=1e-12), name
+    assert verdict(page, "backward_euler") == "stable"
 
     # a splitting method by its interval: velocity Verlet's is |h omega| < 2
     click_plane(page, -0.5, 2.5)

@@ -213,9 +213,8 @@ export class SceneView {
   }
 }
 
-// log10 of a relative error, with exact zeros (the first frame) at the floor.
-const FLOOR = -16;
-const log10 = (e) => (e === 0 ? FLOOR : Math.max(FLOOR, Math.log10(Math.abs(e))));
+// log10 of a relative error; round-off sits near 1e-16.
+const log10 = (e) => Math.max(-16, Math.log10(Math.abs(e)));
 
 // The relative energy error of each solver against simulated time, on a log scale:
 // Euler's grows without bound, a symplectic method's stays bounded.
@@ -235,7 +234,8 @@ export class ErrorPlot {
       this.series = names.map((solver) => ({ solver, points: [] }));
     }
     frame.runners.forEach((runner, i) => {
-      if (!Number.isFinite(runner.energy_error)) return;
+      // an exact zero (the first frame, or just after a burn) has no logarithm
+      if (!Number.isFinite(runner.energy_error) || runner.energy_error === 0) return;
       const points = this.series[i].points;
       if (points.length && points[points.length - 1][0] === frame.t) return;   // paused
       points.push([frame.t, log10(runner.energy_error)]);
