@@ -418,7 +418,10 @@ function onDamping() {
   const dropped = s.solvers.filter((n) => !allowed.includes(n));
   let solvers = s.solvers.filter((n) => allowed.includes(n));
   if (!solvers.length) solvers = [fallbackSolver('pendulum', B)];
-  if (dropped.length) page.notice = [`with damping, ${dropped.join(', ')} cannot run (they need forces that do not depend on velocity)`, 'info'];
+  if (dropped.length) {
+    const they = dropped.length > 1 ? 'they need' : 'it needs';
+    page.notice = [`with damping, ${dropped.join(', ')} cannot run (${they} forces that do not depend on velocity)`, 'info'];
+  }
   change({ B, solvers });
 }
 
@@ -437,6 +440,16 @@ function selectView(view) {
   syncControls();
   writeHash();
   scheduleDraw();
+}
+
+// The tab list as ARIA describes it: Left and Right move between the tabs.
+function onTabKey(event) {
+  const tabs = [...document.querySelectorAll('[role=tab]')];
+  const step = { ArrowLeft: -1, ArrowRight: 1 }[event.key];
+  if (!step) return;
+  const next = tabs[(tabs.indexOf(event.target) + step + tabs.length) % tabs.length];
+  next.focus();
+  selectView(next.dataset.view);
 }
 
 function onThrustKey(event) {
@@ -553,7 +566,7 @@ function renderBars(runner) {
     fill.style.width = `${share}%`;
     fill.style.left = value >= 0 ? '50%' : `${50 - share}%`;
     const track = row.querySelector('.track');
-    track.setAttribute('aria-valuenow', String(value));
+    if (value !== null) track.setAttribute('aria-valuenow', String(value));
     track.setAttribute('aria-valuemin', String(-page.barScale));
     track.setAttribute('aria-valuemax', String(page.barScale));
     row.querySelector('output').textContent = value === null ? '—' : value.toPrecision(4);
@@ -665,7 +678,10 @@ function scheduleDraw() {
 // --- wiring ----------------------------------------------------------------------------
 
 function wire() {
-  for (const tab of document.querySelectorAll('[role=tab]')) tab.addEventListener('click', () => selectView(tab.dataset.view));
+  for (const tab of document.querySelectorAll('[role=tab]')) {
+    tab.addEventListener('click', () => selectView(tab.dataset.view));
+    tab.addEventListener('keydown', onTabKey);
+  }
   $('race').addEventListener('change', onRaceToggle);
   $('solver-list').addEventListener('change', onSolverChange);
   $('rate-slider').addEventListener('input', () => { $('rate-number').value = niceRate(10 ** $('rate-slider').value); });
