@@ -268,10 +268,13 @@ def test_euler_at_a_low_rate_gains_energy_and_velocity_verlet_keeps_it(open_page
     assert early and late and len(euler) > 20
     assert min(late) > max(early) + 0.05, euler
     assert euler[-1][1] > -0.5 + 0.05
-    # velocity Verlet's stays within O(h^2) of -1/2 (h = 0.01)
+    # velocity Verlet's stays within O(h^2) of -1/2: h = 1/rate = 0.01, and its energy
+    # error on this orbit is ~3 h^2 (measured 2.7e-4)
+    h = 1 / 100
     error = max(abs(E + 0.5) / 0.5 for t, E in verlet)
-    assert error < 1e-2, verlet
+    assert error < 10 * h ** 2, verlet
     assert len(verlet) > 20
+    assert abs(euler[-1][1] + 0.5) / 0.5 > 100 * error
 
 
 def prograde_energy(x, v, burns, dv):
