@@ -194,8 +194,7 @@ def colour_counts(page, selector, colours, tolerance=10):
     return page.evaluate(COUNT_COLOURS, [selector, colours, tolerance])
 
 
-def pixel_at(page, selector, x, y):
-    return page.evaluate("""([selector, x, y]) => {
+PIXEL_AT = """([selector, x, y]) => {
         const source = document.querySelector(selector);
         const ratio = source.width / source.clientWidth;
         const copy = document.createElement('canvas');
@@ -203,7 +202,12 @@ def pixel_at(page, selector, x, y):
         const ctx = copy.getContext('2d', {willReadFrequently: true});
         ctx.drawImage(source, 0, 0);
         return [...ctx.getImageData(Math.round(x * ratio), Math.round(y * ratio), 1, 1).data.slice(0, 3)];
-    }""", [selector, x, y])
+    }"""
+
+
+def pixel_at(page, selector, x, y):
+    """The [r, g, b] of ``selector``'s canvas at (x, y) CSS pixels."""
+    return page.evaluate(PIXEL_AT, [selector, x, y])
 
 
 def set_rate(page, rate):
@@ -403,15 +407,17 @@ def test_the_stability_explorer_shades_regions_and_judges_the_point_clicked(open
     page = open_stability(open_page, ["rk4", "velocity_verlet"])
     rk4 = page.evaluate("window.odekitPage.colours[0]")
     # the region drawn: z = -1 + 0.5i is inside rk4's (|R| <= 1), -3.5 + 0.5i outside
-    page.wait_for_timeout(200)
     inside = page.evaluate("window.odekitPage.planePoint(-1, 0.5)")
     outside = page.evaluate("window.odekitPage.planePoint(-3.5, 0.5)")
+    background = [11, 16, 32]
+    page.wait_for_function(f"(args) => ({PIXEL_AT})(args).join() !== '{','.join(map(str, background))}'",
+                           arg=["#plane", inside["x"], inside["y"]])      # the regions are drawn
     tint = pixel_at(page, "#plane", inside["x"], inside["y"])
     plain = pixel_at(page, "#plane", outside["x"], outside["y"])
     colour = [int(rk4[i:i + 2], 16) for i in (1, 3, 5)]
     # shaded toward rk4's colour; the outside is the bare background
     assert sum(abs(a - b) for a, b in zip(tint, colour)) < sum(abs(a - b) for a, b in zip(plain, colour)) - 60
-    assert plain == [11, 16, 32]
+    assert plain == background
 
     far = click_plane(page, -3, 0)
     assert verdict(page, "rk4") == "unstable"

@@ -41,8 +41,9 @@ const page = {
   userPaused: false,        // the pause button; the stability tab also pauses the run
   restartPending: false,    // the next `state` begins a new run: trails and plots start over
   notice: null,             // a note for the status line once the server has answered
+  sentSolvers: null,        // solvers asked for and not yet confirmed: quick clicks build on them
   barScale: 0,              // largest energy seen in this run: the bars' full width
-  stability: { methods: [], names: [], data: null, z: null, at: null, started: 0 },
+  stability: { methods: [], names: [], data: null, z: null, answered: null, at: null, started: 0 },
   drawPending: false,
 };
 
@@ -102,6 +103,7 @@ function onHello(hello) {
 
 function onState({ settings }) {
   page.settings = settings;
+  if (page.sentSolvers && page.sentSolvers.join() === settings.solvers.join()) page.sentSolvers = null;
   if (page.restartPending) clearRun();
   page.restartPending = false;
   syncControls();
@@ -113,9 +115,10 @@ function onState({ settings }) {
 
 function onError({ message, field }) {
   page.restartPending = false;
+  page.sentSolvers = null;
   showStatus(`The server refused that${field ? ` (${field})` : ''}: ${message}`, 'error');
   // the controls go back to what is in force
-  if (page.settings) syncControls();
+  if (page.settings) syncControls(true);
 }
 
 function onFrame(frame) {
@@ -134,6 +137,7 @@ function onStability(reply) {
   st.data = reply.methods;
   st.names = Object.keys(reply.methods);      // in the order asked for
   st.at = reply.at || null;
+  st.answered = reply.z || null;              // the point `at` is about (a newer one may be on its way)
   stabilityView.setMethods(st.names, reply.methods);
   stabilityView.point = reply.z || null;
   $('z-value').textContent = reply.z ? `z = ${formatComplex(reply.z)}` : '— (click the plane)';
@@ -142,10 +146,12 @@ function onStability(reply) {
   scheduleDraw();
 }
 
+// A new run: trails, error curves and the bars' scale start over.  The last
+// frame stays (it is what the readouts show) until the next one replaces it; a
+// frame of the new run may even have come before the `state` that announced it.
 function clearRun() {
   sceneView.clear();
   errorPlot.clear();
-  page.frame = null;
   page.barScale = 0;
 }
 
@@ -246,12 +252,14 @@ const runOf = (s) => ({ scene: s.scene, solvers: s.solvers, rate: s.rate, speed:
 
 function startRun(run) {
   page.restartPending = true;
+  page.sentSolvers = run.solvers;
   send({ type: 'start', ...run, paused: effectivePaused() });
 }
 
 // Changing solvers, rate or B makes new integrators (from the first solver's state).
 function change(fields) {
   if ('solvers' in fields || 'rate' in fields || 'B' in fields) page.restartPending = true;
+  if ('solvers' in fields) page.sentSolvers = fields.solvers;
   send({ type: 'set', ...fields });
 }
 
@@ -291,8 +299,15 @@ function energyBar(key, name) {
   return row;
 }
 
+// A field the user is editing (it has the focus) is left alone: a `state`
+// answering an earlier change must not overwrite what is being typed.  After a
+// refusal (`force`) every field goes back to the settings in force.
+function setValue(input, value, force) {
+  if (force || document.activeElement !== input) input.value = value;
+}
+
 // Make every control show the settings in force.
-function syncControls() {
+function syncControls(force = false) {
   const s = page.settings;
   const stability = page.view === 'stability';
   for (const tab of document.querySelectorAll('[role=tab]')) {
@@ -307,15 +322,15 @@ function syncControls() {
   page.race = page.race || s.solvers.length > 1;
   $('race').checked = page.race;
   renderSolverList(s);
-  $('rate-number').value = s.rate;
-  $('rate-slider').value = Math.log10(s.rate);
+  setValue($('rate-number'), s.rate, force);
+  setValue($('rate-slider'), Math.log10(s.rate), force);
   for (const input of document.querySelectorAll('input[name=speed]')) input.checked = Number(input.value) === s.speed;
   $('pause').textContent = page.userPaused ? 'Resume' : 'Pause';
   $('pause').setAttribute('aria-pressed', String(page.userPaused));
-  $('e-slider').value = s.e;
-  $('e-value').textContent = s.e.toFixed(2);
-  $('b-slider').value = s.B;
-  $('b-value').textContent = s.B.toFixed(2);
+  setValue($('e-slider'), s.e, force);
+  $('e-value').textContent = Number($('e-slider').value).toFixed(2);
+  setValue($('b-slider'), s.B, force);
+  $('b-value').textContent = Number($('b-slider').value).toFixed(2);
   $('orbit-params').hidden = s.scene !== 'orbit';
   $('pendulum-params').hidden = s.scene !== 'pendulum';
   $('keys-hint').textContent = s.scene === 'orbit'
@@ -334,8 +349,11 @@ function renderSolverList(s) {
     list.replaceChildren(...names.map((name) => choice(name, type, 'solver')));
     list.dataset.signature = signature;
   }
-  markChosen(list, s.solvers);
+  markChosen(list, chosenSolvers());
 }
+
+// The solvers as the user has chosen them: those sent and not yet confirmed, else those in force.
+const chosenSolvers = () => page.sentSolvers || page.settings.solvers;
 
 function choice(name, type, group) {
   const info = page.hello.info[name];
@@ -370,17 +388,16 @@ function markChosen(list, chosen) {
   }
 }
 
-// The boxes checked now, in the order already chosen and then the new ones:
+// The chosen names with one box's change applied: a new one goes last, so that
 // a solver keeps its colour when another is added.
-function checkedInOrder(list, current) {
-  const checked = [...list.querySelectorAll('input:checked')].map((input) => input.value);
-  return [...current.filter((n) => checked.includes(n)), ...checked.filter((n) => !current.includes(n))];
+function toggled(current, input) {
+  const rest = current.filter((n) => n !== input.value);
+  return input.checked ? [...rest, input.value] : rest;
 }
 
 function onSolverChange(event) {
-  const s = page.settings;
-  if (!s) return;
-  const solvers = page.race ? checkedInOrder($('solver-list'), s.solvers) : [event.target.value];
+  if (!page.settings) return;
+  const solvers = page.race ? toggled(chosenSolvers(), event.target) : [event.target.value];
   if (!solvers.length) {
     event.target.checked = true;
     showStatus('at least one solver runs', 'error');
@@ -393,8 +410,8 @@ function onRaceToggle() {
   page.race = $('race').checked;
   const s = page.settings;
   if (!s) return;
-  if (!page.race && s.solvers.length > 1) change({ solvers: [s.solvers[0]] });
-  else renderSolverList(s);
+  if (!page.race && chosenSolvers().length > 1) change({ solvers: [chosenSolvers()[0]] });
+  renderSolverList(s);
 }
 
 // Rates are kept to three significant figures: the slider is logarithmic.
@@ -404,19 +421,18 @@ function onRate(rate) {
   const [lo, hi] = page.hello.limits.rate;
   if (!Number.isFinite(rate)) {
     showStatus(`the rate must be a number from ${lo} to ${hi}`, 'error');
-    syncControls();
+    syncControls(true);
     return;
   }
   change({ rate: Math.min(hi, Math.max(lo, rate)) });
 }
 
 function onDamping() {
-  const s = page.settings;
   const B = Number($('b-slider').value);
   // with B > 0 the methods for velocity-independent forces are not offered: drop them here
   const allowed = offered('pendulum', B);
-  const dropped = s.solvers.filter((n) => !allowed.includes(n));
-  let solvers = s.solvers.filter((n) => allowed.includes(n));
+  const dropped = chosenSolvers().filter((n) => !allowed.includes(n));
+  let solvers = chosenSolvers().filter((n) => allowed.includes(n));
   if (!solvers.length) solvers = [fallbackSolver('pendulum', B)];
   if (dropped.length) {
     const they = dropped.length > 1 ? 'they need' : 'it needs';
@@ -431,7 +447,7 @@ function selectView(view) {
   const wasPaused = effectivePaused();
   page.view = view;
   if (view !== 'stability' && view !== s.scene) {
-    const solvers = s.solvers.filter((n) => offered(view, s.B).includes(n));
+    const solvers = chosenSolvers().filter((n) => offered(view, s.B).includes(n));
     startRun({ ...runOf(s), scene: view, solvers: solvers.length ? solvers : [fallbackSolver(view, s.B)] });
   } else if (effectivePaused() !== wasPaused) {
     change({ paused: effectivePaused() });
@@ -584,8 +600,8 @@ function renderStabilityList() {
   markChosen(list, page.stability.methods);
 }
 
-function onStabilityChange() {
-  const methods = checkedInOrder($('stability-list'), page.stability.methods);
+function onStabilityChange(event) {
+  const methods = toggled(page.stability.methods, event.target);
   if (!methods.length) {
     showStatus('choose at least one method', 'error');
     renderStabilityList();
@@ -714,7 +730,7 @@ window.odekitPage = Object.freeze({
   get frame() { return page.frame; },
   get settings() { return page.settings; },
   get view() { return page.view; },
-  get stability() { return { names: page.stability.names, z: page.stability.z, at: page.stability.at }; },
+  get stability() { return { names: page.stability.names, z: page.stability.answered, at: page.stability.at }; },
   colours: Object.freeze([...PALETTE]),
   arrows: Object.freeze({ ...ARROW }),
   trailLengths: () => sceneView.trailLengths(),
