@@ -397,6 +397,27 @@ def test_integration_error_keeps_the_state_of_the_last_good_step():
     assert integ.stats.naccepted == 5
 
 
+def test_record_steps_returns_every_step_and_on_failure_the_steps_before_it():
+    prob = odekit.problems.kepler(e=0.5)
+    integ = Integrator(prob, "velocity_verlet", h=0.01)
+    integ.step(7)
+    t, y = integ.record_steps(40)
+    assert t.shape == (41,) and y.shape == (41, 2, 2)
+    np.testing.assert_allclose(t, 0.07 + 0.01 * np.arange(41), rtol=1e-13)
+    assert integ.t == t[-1] and np.array_equal(integ.y, y[-1])
+    one = Integrator(prob, "velocity_verlet", h=0.01)
+    one.step(7)
+    for k in range(1, 41):                      # the same as one step at a time, bit for bit
+        one.step()
+        assert np.array_equal(one.y, y[k])
+
+    failing = Integrator(ODEProblem(nan_after, (0.0, 1.0), [1.0, 2.0]), "rk4", h=0.1, backend="python")
+    with pytest.raises(IntegrationError, match=r"non-finite") as info:
+        failing.record_steps(10)
+    assert info.value.t.shape == (6,) and info.value.t[-1] == failing.t == 0.5
+    np.testing.assert_allclose(info.value.y[-1], np.array([1.0, 2.0]) * rk4_factor(-0.1) ** 5, rtol=1e-14)
+
+
 def test_integration_error_from_a_raising_function_chains_the_exception():
     def fun(t, y):
         if t > 0.25:

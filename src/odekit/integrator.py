@@ -23,11 +23,19 @@ EPS = np.finfo(float).eps
 
 
 class IntegrationError(RuntimeError):
-    """An :class:`Integrator` step failed; the state is that of the last good step."""
+    """An :class:`Integrator` step failed; the state is that of the last good step.
+
+    Attributes
+    ----------
+    status : Status
+    t, y : ndarray or None
+        From :meth:`Integrator.record_steps`: the steps taken before the failure.
+    """
 
     def __init__(self, status, message):
         super().__init__(message)
         self.status = Status(status)
+        self.t = self.y = None
 
 
 class Integrator:
@@ -262,6 +270,39 @@ class Integrator:
         self._advance(self._direction * math.inf, _count("n", n), _NoRecording)
         return self.t
 
+    def record_steps(self, n):
+        """Take ``n`` accepted steps and return them: the times and states of every step.
+
+        For a game loop or a live page that draws a frame per many steps and
+        wants what happened in between (a trail, the lowest point of an
+        orbit).  The kernel writes each step to an array as it goes, so this
+        costs about what :meth:`step` does.
+
+        Returns
+        -------
+        t : ndarray, shape (n + 1,)
+            The current time, then the end of each step.
+        y : ndarray
+            The states at ``t``, shaped ``(n + 1, *y.shape)``: time-major, like
+            :attr:`Solution.y` (``y[:, 0]`` and ``y[:, 1]`` are positions and
+            velocities of a second-order problem).
+
+        Raises
+        ------
+        IntegrationError
+            If a step fails; the state stays at the last good step, and the
+            error's ``t`` and ``y`` hold the steps taken before it.
+        """
+        recorder = _StepRecorder(self, _count("n", n))
+        status, exc = self._run(self._direction * math.inf, n, recorder)
+        t, y = recorder.result(self._ist)
+        y = self.problem.unflatten(y)
+        if status not in (L.SUCCESS, L.PAUSED):
+            error = IntegrationError(status, self._message(status, self._direction * math.inf, exc))
+            error.t, error.y = t, y
+            raise error from exc
+        return t, y
+
     def advance_to(self, t):
         """Integrate to time ``t`` exactly (the last step is shortened to land there)."""
         t = float(t)
@@ -436,6 +477,25 @@ class _Recorder:
             dense = DenseOutput(self.dense_t[:d].copy(), self.dense_y[:d].copy(), self.dense_f[:d].copy(),
                                 k.copy(), P if self.stages else np.zeros((0, 0)))
         return _trimmed(self.out_t, m), _trimmed(self.out_y, m), dense
+
+
+class _StepRecorder(_Recorder):
+    """Every step of a run of ``n`` steps from the current state (no dense output)."""
+
+    def __init__(self, integ, n):
+        self.mode = L.RECORD_STEPS
+        self.t_eval = np.zeros(0)
+        self.out_t = np.empty(n + 1)
+        self.out_y = np.empty((n + 1, integ._y.size), dtype=integ._y.dtype)
+        self.out_t[0], self.out_y[0] = integ.t, integ._y
+        integ._ist[L.NOUT] = 1
+        self.stages = 0
+        self.dense_t = np.empty(0)
+        self.dense_y = self.dense_f = self.dense_k = np.empty((0, integ._y.size), dtype=integ._y.dtype)
+
+    def result(self, ist):
+        m = int(ist[L.NOUT])
+        return _trimmed(self.out_t, m), _trimmed(self.out_y, m)
 
 
 def _trimmed(buffer, m):
