@@ -98,6 +98,28 @@ def test_orbit_readouts_agree_with_the_problems_invariants_along_the_run():
         assert r["readouts"]["period"] == pytest.approx(2 * math.pi * a ** 1.5, rel=1e-14)
 
 
+def test_extreme_radii_are_over_every_step_and_the_path_follows_the_orbit_between_frames():
+    e = 0.7
+    session, clock = started(scene="orbit", solvers=["rk4"], rate=4000, speed=100, e=e)
+    start = session.frame()["runners"][0]["readouts"]
+    assert start["r_min"] == start["r_max"] == pytest.approx(1 - e)
+    clock.now += S.MAX_FRAME_WALL
+    r = session.frame()["runners"][0]                   # one frame: ten time units, 1.6 orbits
+    assert r["readouts"]["r_min"] == pytest.approx(1 - e, abs=1e-6)     # from pericentre,
+    assert r["readouts"]["r_max"] == pytest.approx(1 + e, abs=1e-6)     # through apocentre
+    path = np.array(r["path"])
+    assert path.shape == (S.PATH_POINTS, 2) and len(np.unique(path, axis=0)) == S.PATH_POINTS
+    energy = problems.kepler(e=e).invariants["energy"]
+    for x in path:      # points of the orbit itself: on the ellipse of energy -1/2 ...
+        assert 1 - e - 1e-9 <= math.hypot(*x) <= 1 + e + 1e-9
+        y = abs(x[1])   # ... x = cos E - e, y = sqrt(1 - e^2) sin E
+        assert (x[0] + e) ** 2 + (y / math.sqrt(1 - e * e)) ** 2 == pytest.approx(1.0, abs=1e-6)
+    assert energy(0, np.array(r["x"]), np.array(r["v"])) == pytest.approx(-0.5, abs=1e-6)
+    session.handle('{"type": "set", "paused": true}')
+    clock.now += S.MAX_FRAME_WALL
+    assert session.frame()["runners"][0]["path"] == []    # nothing moved
+
+
 def test_steps_are_h_equal_to_evaluations_per_step_over_the_rate():
     rate = 400.0
     session, clock = started(scene="orbit", solvers=["rk4", "euler"], rate=rate, speed=10)
@@ -191,10 +213,12 @@ def test_a_failed_runner_keeps_its_last_good_state_and_says_why_while_the_others
     good = run(session, clock, 1.0)["runners"][0]
     euler = session.runners[0]
 
-    def fails(n=1):
-        raise IntegrationError(Status.NONFINITE.value, "the state overflowed")
+    def fails(n=1):             # as the Integrator does: no step was good, the state stays
+        error = IntegrationError(Status.NONFINITE.value, "the state overflowed")
+        error.t, error.y = np.array([euler.integ.t]), euler.integ.y[None]
+        raise error
 
-    euler.integ.step = fails
+    euler.integ.record_steps = fails
     frame = run(session, clock, 1.0)
     failed, rk4 = frame["runners"]
     assert failed["status"] == "failed" and failed["message"] == "the state overflowed"

@@ -64,7 +64,7 @@ def create_app(max_sessions=8, warm=True):
                 tasks.start_soon(_frames, ws, session, lock)
                 await _messages(ws, session, lock)
                 tasks.cancel_scope.cancel()
-        except WebSocketDisconnect:
+        except* WebSocketDisconnect:    # from either task: the page went away
             pass
         finally:
             sessions.discard(session)

@@ -38,12 +38,16 @@ class Orbit:
         along = {"prograde": v, "retrograde": -v, "radial_out": x, "radial_in": -x}[direction]
         return dv * along / np.hypot(*along)
 
+    def observe(self, positions, track):
+        """Keep in ``track`` the extreme radii of the ``positions`` (one row per step)."""
+        radii = np.hypot(positions[:, 0], positions[:, 1])
+        track["r_min"] = min(track.get("r_min", math.inf), float(radii.min()))
+        track["r_max"] = max(track.get("r_max", -math.inf), float(radii.max()))
+
     def readouts(self, x, v, track):
-        """Radius, speed, extreme radii (kept in ``track``), osculating period, L and e."""
+        """Radius, speed, extreme radii over every step (kept in ``track``), osculating period, L and e."""
         t = 0.0
         radius = float(np.hypot(*x))
-        track["r_min"] = min(track.get("r_min", radius), radius)
-        track["r_max"] = max(track.get("r_max", radius), radius)
         total = float(self.invariants["energy"](t, x, v))
         # Kepler's third law for the osculating ellipse, a = -mu / 2E: the period the
         # orbit would have from here on, which a burn changes at once
@@ -80,6 +84,9 @@ class Pendulum:
     def burn(self, theta, omega, direction, dv):
         sense = 1.0 if omega >= 0 else -1.0       # at rest, prograde is counter-clockwise
         return np.array(dv * sense * (1.0 if direction == "prograde" else -1.0))
+
+    def observe(self, angles, track):
+        """Nothing to keep between frames: the readouts are of the current state."""
 
     def readouts(self, theta, omega, track):
         theta, omega = float(theta), float(omega)

@@ -33,6 +33,8 @@ THRUST_DV = 0.005           # velocity change of one burn (orbital speed is ~1)
 THRUST_SHOWN = 0.3          # wall seconds a burn's arrow stays on the page
 MAX_FRAME_WALL = 0.1        # a late frame advances at most this much wall time
 SIM_PER_WALL = 1.0          # simulated seconds per wall second at speed x1
+PATH_POINTS = 64            # at most, positions between two frames sent for the trails,
+PATH_SPACING = 0.02         # about one per this much simulated time (~300 per orbit)
 
 DEFAULTS = {"type": "start", "scene": "orbit", "solvers": ["velocity_verlet"], "rate": 500.0,
             "speed": 1, "e": 0.5, "B": 0.0}
@@ -95,6 +97,8 @@ class Runner:
         self.integ.x, self.integ.v, self.integ.t = x, v, t
         self.owed = 0.0             # simulated time not yet stepped: less than one step
         self.track = {}             # extreme radii since the start or the last burn
+        self.scene.observe(np.array([x]), self.track)
+        self.path = []              # positions at some of the steps of the last frame
         self.reference = scene.energy(*self._state())["total"]
         self.burn = None            # the last burn's velocity change
         self.message = None
@@ -104,23 +108,36 @@ class Runner:
         return (x.copy(), v.copy()) if x.ndim else (float(x), float(v))
 
     def advance(self, dt):
-        """Advance by ``dt`` of simulated time in whole steps of ``h``; the rest is owed to the next frame."""
+        """Advance by ``dt`` of simulated time in whole steps of ``h``; the rest is owed to the next frame.
+
+        Every step is looked at (extreme radii), and a few of them kept as the
+        path since the last frame, so that a trail follows the orbit even
+        when a frame spans half of it.
+        """
+        self.path = []
         if self.message is not None:
             return
         self.owed += dt
         n = int(self.owed / self.h)
         if n:
             try:
-                self.integ.step(n)
+                t, y = self.integ.record_steps(n)
             except IntegrationError as exc:     # the state stays at the last good step
                 self.message = str(exc)
+                t, y = exc.t, exc.y
             self.owed -= n * self.h
+            self.scene.observe(y[:, 0], self.track)
+            if len(t) > 2:              # the steps between the last frame's state and this one's
+                count = min(PATH_POINTS, len(t) - 2, math.ceil(dt / PATH_SPACING))
+                inner = np.linspace(1, len(t) - 2, count).round().astype(int)
+                self.path = [_json(x) for x in y[np.unique(inner), 0]]
 
     def thrust(self, direction, dv):
         x, v = self._state()
         self.burn = self.scene.burn(x, v, direction, dv)
         self.integ.v = v + self.burn
         self.track = {}
+        self.scene.observe(np.array([x]), self.track)
         self.reference = self.scene.energy(*self._state())["total"]
 
     def frame(self, show_burn):
@@ -128,7 +145,8 @@ class Runner:
         energy = self.scene.energy(x, v)
         scale = abs(self.reference) or 1.0
         stats = self.integ.stats
-        return {"solver": self.method.name, "x": _json(x), "v": _json(v),
+        path, self.path = self.path, []          # each step's position is sent once
+        return {"solver": self.method.name, "x": _json(x), "v": _json(v), "path": path,
                 "accel": _json(self.scene.accel(*self._state())),
                 "thrust": _json(self.burn) if show_burn and self.burn is not None else None,
                 "energy": energy, "energy_error": (energy["total"] - self.reference) / scale,

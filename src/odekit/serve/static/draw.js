@@ -92,6 +92,9 @@ export class SceneView {
       const points = this.trails[i].points;
       const last = points[points.length - 1];
       if (last && last[0] === p[0] && last[1] === p[1]) return;    // paused: nothing moved
+      // the server sends some of the steps since the last frame, so that at x100 a
+      // trail follows the orbit instead of cutting across it
+      for (const x of runner.path || []) points.push(body(settings.scene, { x }));
       points.push(p);
       if (points.length > TRAIL_LIMIT) points.splice(0, points.length - TRAIL_LIMIT);
       // the view only grows (until a reset), so a trail does not jump about the screen
