@@ -21,7 +21,7 @@ import numpy as np
 
 from .kernels.bdf import bdf_step
 from .kernels.driver import make_drive
-from .kernels.evaluation import first_order_derivative, store
+from .kernels.evaluation import first_order_derivative, store, store_matrix
 from .kernels.explicit_rk import explicit_rk_step
 from .kernels.implicit_rk import implicit_rk_step
 from .kernels.radau import radau_step
@@ -131,14 +131,14 @@ def _jac_adapter(jac, shape):
         constant = np.ascontiguousarray(jac)
 
         def jac_fixed(t, W, src, J, args):
-            return store(J.reshape(1, J.size), 0, 0, constant)
+            return store_matrix(J, constant)
         return jac_fixed
     if shape == ():
         def jac_call(t, W, src, J, args):
-            return store(J.reshape(1, J.size), 0, 0, jac(t, W[src, 0], *args))
+            return store_matrix(J, jac(t, W[src, 0], *args))
     else:
         def jac_call(t, W, src, J, args):
-            return store(J.reshape(1, J.size), 0, 0, jac(t, W[src].reshape(shape), *args))
+            return store_matrix(J, jac(t, W[src].reshape(shape), *args))
     return jac_call
 
 

@@ -10,39 +10,50 @@ Two decorators mark how a function takes part in compilation:
 ``@jitable``
     The function is called from other kernel functions; Numba compiles it
     from this very source, inlined into its callers in Numba's IR (a
-    stepper into its family's loop).  ``inline=False`` compiles it once and
-    calls it instead, for a function that does enough work per call (an LU
-    factorisation, a Newton solve) that the call costs nothing in comparison.
+    stepper into its family's loop).  ``inline=False`` has Numba compile it
+    once, as a function of its own, which LLVM then inlines into each caller
+    (``alwaysinline``).  ``cold=True`` (with ``inline=False``) keeps it a
+    function that is called, for what runs rarely -- a new Jacobian, output
+    at requested times -- and would only lengthen the compilation of its
+    callers.
 ``@compiled_as(loop_version)``
     A small linear-algebra primitive whose plain version is vectorised NumPy
     (fast in Python) while Numba uses ``loop_version``, an explicit loop
     (fast compiled, no temporaries).  Both compute the same numbers.  The
-    loop is compiled once and called (LLVM inlines the small ones);
-    ``inline=True`` inlines it in Numba's IR, which LLVM then optimises
-    with the caller -- worth it only where it shows in a benchmark, since
-    every inlined call site costs compilation time.
+    loop is compiled once and inlined by LLVM into each caller (or called,
+    with ``cold=True``); ``inline=True`` inlines it in Numba's IR instead,
+    which lets Numba optimise it with the caller -- worth it only where it
+    shows in a benchmark, since every such call site costs compilation time.
 
-Inlining everything made each family's loop take up to a minute to compile;
-as marked, a loop compiles in a few seconds (once, then it is cached on disk).
+Why LLVM inlines the helpers: a call of a compiled helper passes each array
+as nine machine words and costs a call to the reference-count functions for
+each array argument on entry and exit (which return at once for borrowed
+arrays, but are calls all the same).  On a system of three equations that
+overhead was a quarter of a stiff solver's time per step; inlined, it is
+gone, and the loop takes 15-25% longer to compile.
+
+Inlining everything in Numba's IR made each family's loop take up to a
+minute to compile; as marked, a loop compiles in a few seconds (once, then
+it is cached on disk).
 """
 
 JITABLE = []
 COMPILED_AS = []
 
 
-def jitable(fn=None, *, inline=True):
+def jitable(fn=None, *, inline=True, cold=False):
     """Mark ``fn`` as callable from compiled kernels; return it unchanged."""
     if fn is None:
-        return lambda f: jitable(f, inline=inline)
-    JITABLE.append((fn, inline))
+        return lambda f: jitable(f, inline=inline, cold=cold)
+    JITABLE.append((fn, inline, cold))
     return fn
 
 
-def compiled_as(loop_version, *, inline=False):
+def compiled_as(loop_version, *, inline=False, cold=False):
     """Mark a NumPy primitive whose compiled form is ``loop_version``."""
 
     def mark(fn):
-        COMPILED_AS.append((fn, loop_version, inline))
+        COMPILED_AS.append((fn, loop_version, inline, cold))
         return fn
 
     return mark

@@ -50,8 +50,13 @@ def _inline(inline):
     return "always" if inline else "never"
 
 
-for _fn, _in in JITABLE:
-    register_jitable(inline=_inline(_in), **OPTIONS)(_fn)
+def _options(inline, cold):
+    """Numba's options for a helper: one compiled on its own is inlined by LLVM unless cold."""
+    return OPTIONS if inline or cold else dict(OPTIONS, forceinline=True)
+
+
+for _fn, _in, _cold in JITABLE:
+    register_jitable(inline=_inline(_in), **_options(_in, _cold))(_fn)
 
 
 def _overload_with(loop_version):
@@ -60,8 +65,8 @@ def _overload_with(loop_version):
     return typer
 
 
-for _fn, _loop, _in in COMPILED_AS:
-    overload(_fn, jit_options=OPTIONS, strict=False, inline=_inline(_in))(_overload_with(_loop))
+for _fn, _loop, _in, _cold in COMPILED_AS:
+    overload(_fn, jit_options=_options(_in, _cold), strict=False, inline=_inline(_in))(_overload_with(_loop))
 
 
 def _without_count(context, builder, typ, value):
