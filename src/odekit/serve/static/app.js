@@ -650,10 +650,12 @@ function renderStabilityResults() {
     row.dataset.testid = `stability-${name}`;
     row.dataset.stable = String(result.stable);
     const kind = st.data[name].kind === 'oscillator' ? '<abbr title="a splitting method: at hω = |Im z|">†</abbr>' : '';
-    row.innerHTML = `<th scope="row"><span class="swatch"></span> ${name}${kind}</th>`
+    // names go in as text, never as markup (they are echoed from what the page asked for)
+    row.innerHTML = `<th scope="row"><span class="swatch"></span> <span class="name"></span>${kind}</th>`
       + `<td data-key="abs_R">${formatPower(result.abs_R)}</td>`
       + `<td data-key="verdict" class="${result.stable ? 'stable' : 'unstable'}">${result.stable ? 'stable' : 'unstable'}</td>`
       + '<td data-key="power"></td>';
+    row.querySelector('.name').textContent = name;
     row.querySelector('th').style.setProperty('--swatch', PALETTE[i]);
     return row;
   }));
