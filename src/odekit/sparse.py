@@ -166,14 +166,10 @@ class SparseJacobian:
         increments are those of the dense differences (see
         :func:`odekit.kernels.evaluation.jacobian`).  Returns a status code.
         """
-        from .kernels.evaluation import central_increment, evaluate_finite
+        from .kernels.evaluation import evaluate_finite, increment
 
         yv = W[y].copy()
-        eps = np.finfo(np.float64).eps
-        if central:
-            delta = np.array([central_increment(v) for v in yv])
-        else:
-            delta = np.sqrt(eps * np.maximum(1e-5, np.abs(yv)))
+        delta = increment(yv, central)
         data = np.empty(self.rows.size, dtype=W.dtype)
         for members, entries in zip(self.groups, self.entries):
             rows = self.rows[entries]

@@ -10,7 +10,6 @@ velocity's derivative goes.)  Counting happens here, in the kernel, so the
 user's function is never wrapped in Python to count it.
 """
 
-import math
 
 import numpy as np
 
@@ -179,13 +178,21 @@ def retake_jacobian(rhs, jac, args, ctrl, t, W, y, f, have_f, J, ytmp, ftmp, fba
 
 
 @jitable
-def central_increment(x):
-    """The step of a central difference at ``x``: about ``eps^(1/3)`` relative to ``max(1e-5, |x|)^(2/3)``.
+def increment(x, central):
+    """The step of a finite difference at ``x`` (a number, or elementwise an array in NumPy).
 
-    Balances truncation (``delta^2``) against round-off (``eps / delta``), as
-    the forward difference's ``sqrt(eps max(1e-5, |x|))`` does for its own.
+    Forward: Hairer & Wanner's RADAU5 ``sqrt(eps * max(1e-5, |x|))``,
+    accurate to about ``sqrt(eps)``, which Newton's method does not mind.
+    Central: ``eps^(1/3) * max(1e-5, |x|)^(2/3)``, balancing truncation
+    (``delta^2``) against round-off (``eps / delta``) as the forward step does
+    for its own.  Written with NumPy's functions so that the sparse path's
+    grouped differences take the same steps, for every column at once.
     """
-    return np.cbrt(np.finfo(np.float64).eps) * max(1e-5, abs(x)) ** (2.0 / 3.0)
+    eps = np.finfo(np.float64).eps
+    scale = np.maximum(1e-5, np.abs(x))
+    if central:
+        return np.cbrt(eps) * scale ** (2.0 / 3.0)
+    return np.sqrt(eps * scale)
 
 
 @jitable(inline=False, cold=True)
@@ -194,9 +201,9 @@ def jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback,
 
     Uses the user's Jacobian when ``has_jac``, and finite differences
     otherwise: forward ones, with the increment of Hairer & Wanner's RADAU5
-    ``sqrt(eps * max(1e-5, |y_j|))`` (accurate to about ``sqrt(eps)``, which
-    Newton's method does not mind), or with ``central`` the two-sided ones of
-    :func:`central_increment` (about ``eps^(2/3)``, twice the evaluations),
+    (:func:`increment`; accurate to about ``sqrt(eps)``, which Newton's
+    method does not mind), or with ``central`` the two-sided ones (about
+    ``eps^(2/3)``, twice the evaluations),
     for Rosenbrock methods, whose order rests on the Jacobian itself.  Each
     difference evaluation is counted in ``nfev``; the Jacobian in ``njev``.
     """
@@ -226,11 +233,10 @@ def matrix_finite(J):
 
 
 def _differences_loop(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
-    eps = np.finfo(np.float64).eps
     copy_row(W, ytmp, W, y)
     for j in range(W.shape[1]):
         yj = W[y, j]
-        delta = central_increment(yj) if central else math.sqrt(eps * max(1e-5, abs(yj)))
+        delta = increment(yj, central)
         W[ytmp, j] = yj + delta
         code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
         if code != SUCCESS:

@@ -13,7 +13,7 @@ methods without it); then ``y_new = y + sum b_i k_i``.  All ``gamma_ii`` are equ
 """
 
 from . import jitable
-from .evaluation import central_increment, evaluate_finite, linearise, overflowed
+from .evaluation import evaluate_finite, increment, linearise, overflowed
 from .layout import C_HAS_JAC, ERR, NEWTON_FAILED, NLU, STAGE, SUCCESS, T_FAIL
 from .primitives import (axpy, combine, copy_row, copy_scaled, lu_factor, lu_solve, matvec, scaled_difference,
                          shifted_identity)
@@ -33,7 +33,7 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, y
     if code != SUCCESS:
         return code, have_f, False
     if flags[1] != 0:
-        dt = central_increment(t)
+        dt = increment(t, True)
         code = evaluate_finite(rhs, args, t + dt, W, y, ftmp, ist, fs)
         if code == SUCCESS:
             code = evaluate_finite(rhs, args, t - dt, W, y, fback, ist, fs)
