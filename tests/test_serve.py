@@ -395,3 +395,22 @@ def test_frames_are_strict_json_even_when_a_number_overflows():
     session.runners[0].reference = 0.0 * math.inf       # as if the start had been non-finite
     text = json.dumps(session.frame(), allow_nan=False)  # raises on inf or nan
     assert json.loads(text)["runners"][0]["energy_error"] is None
+
+
+def test_serve_open_browser_opens_the_address_it_prints(monkeypatch):
+    import uvicorn
+    import webbrowser
+
+    from odekit.serve import serve
+
+    opened, lines, ran = [], [], []
+    monkeypatch.setattr(webbrowser, "open", opened.append)
+    def run(self, sockets):
+        ran.append(sockets[0].getsockname())
+        sockets[0].close()
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
+    serve(port=0, open_browser=True, announce=lines.append)
+    (line,) = lines
+    assert opened == [line.split()[2]] and opened[0] == f"http://127.0.0.1:{ran[0][1]}/"
+    assert ran[0][0] == "127.0.0.1"           # this machine only, unless --host says otherwise
