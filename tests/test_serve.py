@@ -372,7 +372,7 @@ def test_odekit_serve_prints_its_address_and_serves_the_protocol_there():
             assert json.loads(ws.recv(timeout=60))["type"] == "state"
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.communicate(timeout=30)      # waits, and closes the pipes
 
 
 def test_odekit_serve_on_a_taken_port_says_so(capsys):
