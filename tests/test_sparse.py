@@ -163,14 +163,31 @@ def test_adaptive_methods_on_mechanics_agree_across_solvers():
     np.testing.assert_allclose(runs[1].y[-1], runs[0].y[-1], rtol=0, atol=1e-8)
 
 
-def test_krylov_tolerance_is_the_linear_error_of_linearized_euler():
-    loose = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60,
-                         linear_solver=LinearSolver("cg", rtol=1e-2), backend="python")
-    tight = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60, linear_solver="cg",
-                         backend="python")
-    direct = odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60, linear_solver="splu",
-                          backend="python")
+@pytest.mark.parametrize("kind", ["cg", "gmres"])
+def test_krylov_tolerance_is_the_linear_error_of_linearized_euler(kind):
+    # with the diagonal as preconditioner the first iterates are far from the solution, so
+    # the tolerance shows; incomplete LU is near exact here and meets any tolerance at once
+    def run(solver):
+        return odekit.solve(_chain(jac=_chain_jac), "linearized_euler", h=1 / 60, linear_solver=solver,
+                            backend="python")
+
+    loose = run(LinearSolver(kind, rtol=1e-2, preconditioner="jacobi"))
+    tight = run(LinearSolver(kind, preconditioner="jacobi"))
+    ilu = run(LinearSolver(kind, rtol=1e-2))
+    direct = run("splu")
     assert np.abs(tight.y - direct.y).max() < 1e-8 < np.abs(loose.y - direct.y).max()
+    assert np.abs(ilu.y - direct.y).max() < 1e-8
+
+
+def test_incomplete_lu_that_meets_a_zero_pivot_falls_back_to_the_diagonal():
+    from odekit.sparse import SparseSystem
+
+    system = SparseSystem(LinearSolver("cg"), 2, float)
+    system.matrix = sparse.csc_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]) + 2.0 * np.eye(2))
+    assert system.factor() and system._ilu() is not None
+    system.matrix = sparse.csc_matrix(np.array([[1.0, 1.0], [1.0, 1.0]]))    # singular: ILU fails
+    assert system._ilu() is None and system.factor()
+    np.testing.assert_array_equal(system.preconditioner.toarray(), np.eye(2))
 
 
 # --- bad input ----------------------------------------------------------------------------------
@@ -195,10 +212,11 @@ def test_numba_backend_refuses_sparse_linear_algebra():
         odekit.solve(_line(jac=_diffusion_jac), "bdf", backend="numba")
 
 
-@pytest.mark.parametrize("kind, rtol", [("lu", 1e-8), ("cg", 0.0), ("cg", 2.0)])
-def test_linear_solver_options_are_checked(kind, rtol):
-    with pytest.raises(ValueError, match="kind must be one of|rtol must be"):
-        LinearSolver(kind, rtol=rtol)
+@pytest.mark.parametrize("kind, rtol, pre", [("lu", 1e-8, "ilu"), ("cg", 0.0, "ilu"), ("cg", 2.0, "ilu"),
+                                             ("cg", 1e-8, "amg")])
+def test_linear_solver_options_are_checked(kind, rtol, pre):
+    with pytest.raises(ValueError, match="kind must be one of|rtol must be|preconditioner must be one of ilu, jacobi"):
+        LinearSolver(kind, rtol=rtol, preconditioner=pre)
 
 
 def test_wrong_shape_of_a_sparse_jacobian_is_named():
