@@ -78,7 +78,6 @@ def create_app(max_sessions=8, warm=True):
 
     app = Starlette(routes=[Route("/", index), Mount("/static", StaticFiles(directory=STATIC), name="static"),
                             WebSocketRoute("/ws", socket)], lifespan=lifespan)
-    app.state.sessions = sessions
     return app
 
 
@@ -111,7 +110,7 @@ async def _frames(ws, session, lock):
 def _warm():
     for scene in ("orbit", "pendulum"):
         session = Session(time.monotonic)
-        session.handle(f'{{"type": "start", "scene": "{scene}", '
-                       f'"solvers": ["euler", "rk4", "velocity_verlet", "forest_ruth"]}}')
+        session.start({"type": "start", "scene": scene,
+                       "solvers": ["euler", "rk4", "velocity_verlet", "forest_ruth"]})
         for _ in range(2):
             session.frame()

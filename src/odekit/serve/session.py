@@ -114,7 +114,6 @@ class Runner:
         path since the last frame, so that a trail follows the orbit even
         when a frame spans half of it.
         """
-        self.path = []
         if self.message is not None:
             return
         self.owed += dt
@@ -147,7 +146,7 @@ class Runner:
         stats = self.integ.stats
         path, self.path = self.path, []          # each step's position is sent once
         return {"solver": self.method.name, "x": _json(x), "v": _json(v), "path": path,
-                "accel": _json(self.scene.accel(*self._state())),
+                "accel": _json(self.scene.accel(x, v)),
                 "thrust": _json(self.burn) if show_burn and self.burn is not None else None,
                 "energy": energy, "energy_error": (energy["total"] - self.reference) / scale,
                 "readouts": self.scene.readouts(x, v, self.track),
@@ -343,10 +342,7 @@ def _names(message, field):
 def _check_solvers(scene, names):
     offered = live_methods(scene)
     for name in names:
-        try:
-            canonical = lookup_method(name).name
-        except (KeyError, ValueError):
-            canonical = None
+        canonical = _canonical(name)
         if canonical not in offered:
             why = ("it needs forces that do not depend on velocity, and damping B > 0 does"
                    if canonical is not None and scene.name == "pendulum" and scene.B > 0
@@ -354,6 +350,14 @@ def _check_solvers(scene, names):
                    if canonical is not None else "there is no such method")
             raise MessageError(f"solver {name!r} is not offered for the {scene.name} ({why}); "
                                f"accepted: {', '.join(offered)}", "solvers")
+
+
+def _canonical(name):
+    """The registered name of a method name or alias, or None when there is no such method."""
+    try:
+        return lookup_method(name).name
+    except ValueError:
+        return None
 
 
 def _scene(settings):
@@ -400,13 +404,10 @@ def stability(message):
         z = complex(*pair)
     data, at = {}, {}
     for name in names:
-        try:
-            m = lookup_method(name)
-        except (KeyError, ValueError):
-            m = None
-        if m is None or m.name not in accepted:
+        if _canonical(name) not in accepted:
             raise MessageError(f"method {name!r} has no stability region here; accepted: {', '.join(accepted)}",
                                "methods")
+        m = lookup_method(name)
         if m.family == "splitting":
             limit = analysis.oscillator_stability_limit(m)
             data[name] = {"kind": "oscillator", "limit": limit}
