@@ -10,7 +10,6 @@ velocity's derivative goes.)  Counting happens here, in the kernel, so the
 user's function is never wrapped in Python to count it.
 """
 
-
 import numpy as np
 
 from . import compiled_as, jitable
