@@ -488,6 +488,20 @@ def test_unknown_method_far_from_every_name_still_lists_some():
         odekit.method("zzzz")
 
 
+@pytest.mark.parametrize("scipy_name, advice", [("LSODA", r"use 'bdf'.*stiff.*'dp54'.*non-stiff"),
+                                                 ("DOP853", r"8\(5,3\).*not implemented.*'dp54'")])
+def test_scipy_methods_odekit_lacks_are_refused_with_advice(scipy_name, advice):
+    # a SciPy user's solve_ivp(..., method="LSODA") must not get edit-distance guesses like 'rodas'
+    with pytest.raises(ValueError, match=rf"method '{scipy_name}' is not in odekit: .*{advice}"):
+        solve_ivp(decay, (0.0, 1.0), [1.0], scipy_name, backend="python")
+
+
+@pytest.mark.parametrize("scipy_name, ours", [("RK45", "dp54"), ("RK23", "bs32"), ("Radau", "radau5"),
+                                              ("BDF", "bdf")])
+def test_scipy_method_names_are_aliases(scipy_name, ours):
+    assert odekit.method(scipy_name) is odekit.method(ours)
+
+
 @pytest.mark.parametrize("backend", ["cuda", "Numba", "", None])
 def test_bad_backend_name_lists_the_accepted_ones(backend):
     with pytest.raises(ValueError, match=rf"backend must be one of auto, numba, python, got {re.escape(repr(backend))}"):

@@ -276,6 +276,17 @@ def methods(family=None):
     return MethodTable(m for m in _REGISTRY.values() if family in (None, m.family))
 
 
+# SciPy's solve_ivp methods without an odekit equivalent, and what to use instead
+# (its others are aliases: RK45 = dp54, RK23 = bs32, Radau = radau5, BDF = bdf)
+NOT_PROVIDED = {
+    "lsoda": "LSODA switches between Adams (non-stiff) and BDF (stiff) by itself; use 'bdf' "
+             "(or 'radau5', 'rodas4') for a stiff problem and 'dp54' for a non-stiff one -- "
+             "odekit.analysis.stiffness(problem) tells which",
+    "dop853": "Dormand & Prince's 8(5,3) pair is not implemented; the embedded pairs go up to order 5 "
+              "('dp54'), and 'yoshida6' is of order 6 for mechanics",
+}
+
+
 def method(name):
     """The registered method called ``name`` (or one of its aliases).
 
@@ -286,6 +297,9 @@ def method(name):
         return name
     found = _LOOKUP.get(_key(name))
     if found is None:
+        if _key(name) in NOT_PROVIDED:
+            raise ValueError(f"method {name!r} is not in odekit: {NOT_PROVIDED[_key(name)]}. "
+                             "`odekit methods` lists them all")
         close = difflib.get_close_matches(_key(name), list(_LOOKUP), n=4, cutoff=0.0)
         raise ValueError(f"unknown method {name!r}; closest: {', '.join(close)}. "
                          "`odekit methods` lists them all")

@@ -138,9 +138,15 @@ def _default_max_steps(max_steps, h, adaptive, controller):
 def solve_ivp(fun, t_span, y0, method="dp54", *, args=(), jac=None, **options):
     """SciPy-style entry point: ``solve_ivp(fun, t_span, y0, method, ...)``.
 
-    Builds an :class:`ODEProblem` from ``fun(t, y, *args)`` and calls
-    :func:`solve` with the remaining options (``h``, ``rtol``, ``atol``,
-    ``t_eval``, ``dense_output``, ...).  Method names of SciPy are aliases
-    (``"RK45"`` is ``dp54``, ``"RK23"`` is ``bs32``).
+    Builds an :class:`ODEProblem` from ``fun(t, y, *args)`` (and ``jac``)
+    and calls :func:`solve` with the remaining options (``h``, ``rtol``,
+    ``atol``, ``t_eval``, ``dense_output``, ``linear_solver``, ...).  SciPy's
+    method names are aliases: ``"RK45"`` is ``dp54``, ``"RK23"`` is
+    ``bs32``, ``"Radau"`` is ``radau5``, ``"BDF"`` is ``bdf``; ``"LSODA"``
+    and ``"DOP853"`` have no equivalent and are refused with advice.
+
+    The result is odekit's :class:`Solution`, not SciPy's: ``sol.y`` is
+    time-major, so the final state is ``sol.y[-1]`` (SciPy: ``sol.y[:,
+    -1]``), and the counts are in ``sol.stats`` (``sol.stats.nfev``).
     """
     return solve(ODEProblem(fun, t_span, y0, args=args, jac=jac), method, **options)
