@@ -131,9 +131,19 @@ def make_drive(step, deriv):
                 scaled_difference(W, ERR, YNEW, YFULL, doubling_scale)
             ist[HAVE_F] = 1 if have_f else 0
 
-            # --- the derivative at the new point, when the output needs it
-            wants_f = dense or (record_teval and not own and ist[TEVAL_NEXT] < t_eval.shape[0])
-            if code == SUCCESS and wants_f and not have_fnew:
+            # --- the error of an adaptive step
+            en = 0.0
+            if code == SUCCESS and kind != FIXED:
+                en = error_norm(W, ERR, Y, YNEW, tol)
+                if not np.isfinite(en):
+                    code = NONFINITE
+
+            # --- the derivative at the new point, when the output needs it: only once
+            # the step passed, and for t_eval only when a requested time falls in it
+            # (Hermite interpolation; BDF and implicit stages do not give it for free)
+            if code == SUCCESS and en <= 1.0 and not have_fnew and (dense or (
+                    record_teval and not own and ist[TEVAL_NEXT] < t_eval.shape[0]
+                    and direction * (t_eval[ist[TEVAL_NEXT]] - t_new) <= 0.0)):
                 code = deriv(rhs, args, t_new, W, YNEW, FNEW, ist, fs)
                 have_fnew = True
 
@@ -148,13 +158,6 @@ def make_drive(step, deriv):
                 continue
             factor = 1.0
             if kind != FIXED:
-                en = error_norm(W, ERR, Y, YNEW, tol)
-                if not np.isfinite(en):
-                    ist[LAST_FAIL] = NONFINITE
-                    ist[NREJECT] += 1
-                    fs[H] = h * SHRINK_ON_FAILURE
-                    after_reject = True
-                    continue
                 if en > 1.0:
                     ist[NREJECT] += 1
                     fs[H] = h * (fs[STEP_FACTOR] if kind == SELF else reject_factor(ctrl, en))
