@@ -55,6 +55,13 @@ def test_order_on_a_forced_linear_equation(m):
     assert abs(order - m.order) <= TOL, (order, errors)
 
 
+def test_declaring_a_time_dependent_problem_autonomous_costs_rodas4_its_order():
+    """The declaration is believed: without df/dt the forced equation drops rodas4 to order 1."""
+    wrongly = odekit.ODEProblem(_forced_decay, FORCED.t_span, 1.0, exact=FORCED.exact, autonomous=True)
+    assert abs(study(FORCED, "rodas4", 16, FORCED.exact)[0] - 4) <= TOL
+    assert study(wrongly, "rodas4", 16, FORCED.exact)[0] < 1.5
+
+
 KEPLER_ARC = odekit.problems.kepler(e=0.5, t_end=2.0)
 
 

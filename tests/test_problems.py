@@ -97,6 +97,24 @@ def test_every_problem_is_registered_builds_by_name_and_is_documented():
         assert ("exact" in doc) and (not prob.invariants or "nvariant" in doc), name
 
 
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_a_problem_declared_autonomous_does_not_depend_on_t(name):
+    # Rosenbrock methods drop df/dt on the declaration's word: a time-dependent right-hand
+    # side declared autonomous would lose them their order without a sound
+    prob = problem(name)
+    assert prob.autonomous
+    rng = np.random.default_rng(7)
+    t0 = prob.t_span[0]
+    if prob.second_order:
+        x, v = (s * (1 + 0.1 * rng.standard_normal(s.shape)) for s in (prob.x0, prob.v0))
+        values = [prob.accel(t, x, v, *prob.args) for t in (t0, t0 + 0.37, t0 - 5.0)]
+    else:
+        y = prob.y0 * (1 + 0.1 * rng.standard_normal(prob.y0.shape))
+        values = [prob.fun(t, y, *prob.args) for t in (t0, t0 + 0.37, t0 - 5.0)]
+    for other in values[1:]:
+        np.testing.assert_array_equal(other, values[0])
+
+
 def test_problem_passes_parameters_and_accepts_the_command_lines_floats():
     assert problem("kepler", e=0.9).x0[0] == pytest.approx(0.1)
     assert problem("mass_spring_chain", n=7.0).shape == (7,)

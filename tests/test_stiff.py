@@ -51,3 +51,16 @@ def test_an_explicit_method_starves_where_the_stiff_one_strides(name):
     stiff = odekit.solve(prob, name, rtol=1e-6, atol=1e-10)
     explicit = odekit.solve(prob, "dp54", rtol=1e-6, atol=1e-10)
     assert stiff.stats.naccepted * 10 < explicit.stats.naccepted
+
+
+@pytest.mark.parametrize("backend", ["numba", "python"])
+def test_an_autonomous_problem_spares_rodas4_two_evaluations_a_step(backend):
+    # the zoo's Robertson is declared autonomous; the same functions undeclared pay for df/dt,
+    # which is exactly zero here: the same steps and states, bit for bit
+    prob = odekit.problems.robertson().with_span((0.0, 100.0))
+    undeclared = odekit.ODEProblem(prob.fun, prob.t_span, prob.y0, args=prob.args, jac=prob.jac)
+    a = odekit.solve(prob, "rodas4", rtol=1e-6, atol=1e-10, backend=backend)
+    b = odekit.solve(undeclared, "rodas4", rtol=1e-6, atol=1e-10, backend=backend)
+    assert a.stats.nsteps == b.stats.nsteps > 50
+    assert b.stats.nfev - a.stats.nfev == 2 * a.stats.nsteps
+    np.testing.assert_array_equal(a.y, b.y)

@@ -94,6 +94,7 @@ class Integrator:
         self._tol = _tolerances(rtol, atol, n)
         self._ctrl = self.controller.params(self.method)
         self._ctrl[L.C_HAS_JAC] = 0.0 if problem.jac is None else 1.0
+        self._ctrl[L.C_AUTONOMOUS] = 1.0 if problem.autonomous else 0.0
         self._ctrl[L.C_NEWTON] = max(1e-3, 20 * EPS / float(self._tol[0].min()))
         self._data = self.method.kernel_data(problem.second_order and problem.velocity_dependent)
         self._P = self.method.dense_matrix

@@ -127,8 +127,9 @@ class Method:
         """f (or force) evaluations per step, or None when it varies (Newton).
 
         Explicit tableaus: stages, minus one when FSAL.  Splitting: force
-        evaluations with the remembered force reused.  Rosenbrock: the stages
-        plus one Jacobian.  Diagonally implicit: one per Newton iteration
+        evaluations with the remembered force reused.  Rosenbrock: the stages,
+        plus a Jacobian and, where the method uses ``df/dt`` and the problem
+        is not declared ``autonomous``, two for it.  Diagonally implicit: one per Newton iteration
         per implicit stage, plus a Jacobian -- not a constant.
         """
         if self.family == "explicit_rk":
@@ -193,7 +194,9 @@ class Method:
             f"**f-evaluations per step** "
             + (str(evals) if evals is not None else "one per Newton iteration per implicit stage, "
                "plus a Jacobian (user-supplied, or one evaluation per component)")
-            + ("; first same as last (FSAL)" if self.fsal else ""),
+            + ("; first same as last (FSAL)" if self.fsal else "")
+            + (", plus two for df/dt unless the problem is declared `autonomous`"
+               if self.family == "rosenbrock" and self.coefficients.time_derivative else ""),
             f"- **family** {FAMILIES[self.family]}; dense output: "
             + ("its own continuous extension" if self.dense == "own" else "cubic Hermite"),
             f"- **stability** {self.stability}",

@@ -143,12 +143,17 @@ class ODEProblem:
         A label for tables and plots.
     inplace : bool
         Whether ``fun`` writes its result into an output argument.
+    autonomous : bool
+        Declare that ``fun`` does not depend on ``t``.  Rosenbrock methods
+        (``rodas4``, ``linearized_euler``) then skip the time derivative
+        ``df/dt``, two evaluations of ``fun`` per step.  Declared wrongly, a
+        time-dependent problem loses their order.
     """
 
     second_order = False
 
     def __init__(self, fun, t_span, y0, args=(), jac=None, invariants=None, exact=None,
-                 name=None, inplace=False, jac_sparsity=None):
+                 name=None, inplace=False, jac_sparsity=None, autonomous=False):
         self.fun = _callable("fun", fun)
         self.t_span = _span(t_span)
         self.y0 = _state("y0", y0)
@@ -162,6 +167,7 @@ class ODEProblem:
         self.exact = _callable("exact", exact, allow_none=True)
         self.name = name or getattr(fun, "__name__", "ode")
         self.inplace = bool(inplace)
+        self.autonomous = bool(autonomous)
 
     @property
     def shape(self):
@@ -262,12 +268,15 @@ class SecondOrderProblem:
         correction: ``(I - h A_v - h^2 A_x) dv = r``, symmetric positive
         definite for conservative springs and damping, so conjugate gradients
         apply (Baraff & Witkin, *Large Steps in Cloth Simulation*, 1998).
+    autonomous : bool
+        Declare that ``accel`` does not depend on ``t`` (as for
+        :class:`ODEProblem`: Rosenbrock methods skip ``da/dt``).
     """
 
     second_order = True
 
     def __init__(self, accel, t_span, x0, v0, args=(), velocity_dependent=True,
-                 invariants=None, exact=None, name=None, inplace=False, jac=None):
+                 invariants=None, exact=None, name=None, inplace=False, jac=None, autonomous=False):
         self.accel = _callable("accel", accel)
         self.t_span = _span(t_span)
         self.x0 = _state("x0", x0)
@@ -285,6 +294,7 @@ class SecondOrderProblem:
         self.inplace = bool(inplace)
         self.jac = _callable("jac", jac, allow_none=True)
         self.jac_sparsity = None
+        self.autonomous = bool(autonomous)
 
     @property
     def shape(self):

@@ -18,7 +18,9 @@ Each constructor returns an :class:`~odekit.ODEProblem` or a
   exists, else ``None``;
 * ``invariants`` -- ``{name: g(t, y)}`` (or ``g(t, x, v)``) of quantities the
   true flow keeps constant.  A damped problem keeps its ``energy`` entry so
-  that its decay can be watched; each docstring says when it is conserved.
+  that its decay can be watched; each docstring says when it is conserved;
+* ``autonomous=True`` -- no right-hand side here depends on ``t``, which
+  spares Rosenbrock methods the time derivative (two evaluations a step).
 
 Right-hand sides are module-level functions that take their parameters as
 ``args`` (never closures over parameters), so every instance of a problem
@@ -187,7 +189,7 @@ def kepler(e=0.5, orbits=1.0, t_end=None, mu=1.0):
         _kepler_accel, (0.0, t_end), [1 - e, 0.0], [0.0, math.sqrt(mu * (1 + e) / (1 - e))],
         args=(mu,), velocity_dependent=False, exact=exact, name="kepler",
         invariants={"energy": energy, "angular_momentum": angular_momentum,
-                    "eccentricity": eccentricity, "perihelion_angle": perihelion_angle})
+                    "eccentricity": eccentricity, "perihelion_angle": perihelion_angle}, autonomous=True)
 
 
 # --- linear test problems -----------------------------------------------------------
@@ -240,7 +242,7 @@ def decay(lam=-1.0, y0=1.0, t_end=1.0):
         raise ValueError(f"y0 must be real or complex numbers, got {y0!r}") from None
     t_end = _span_end(t_end, None)
     return ODEProblem(_decay_rhs, (0.0, t_end), y0, args=(lam,), jac=_decay_jac,
-                      exact=lambda t: y0 * np.exp(lam * t), name="decay")
+                      exact=lambda t: y0 * np.exp(lam * t), name="decay", autonomous=True)
 
 
 def _rotation_rhs(t, y):
@@ -275,7 +277,7 @@ def rotation(t_end=2 * math.pi, y0=(1.0, 0.0)):
 
     return ODEProblem(_rotation_rhs, (0.0, t_end), y0, jac=np.array([[0.0, -1.0], [1.0, 0.0]]),
                       exact=exact, name="rotation",
-                      invariants={"radius": lambda t, y: float(np.hypot(y[0], y[1]))})
+                      invariants={"radius": lambda t, y: float(np.hypot(y[0], y[1]))}, autonomous=True)
 
 
 def _bead_rhs(t, y, k):
@@ -315,7 +317,7 @@ def bead_on_wire(k=1000.0, y0=(1.0, 1.0), t_end=1.0):
     t_end = _span_end(t_end, None)
     rates = np.array([-1.0, -k])
     return ODEProblem(_bead_rhs, (0.0, t_end), y0, args=(k,), jac=_bead_jac,
-                      exact=lambda t: y0 * np.exp(rates * t), name="bead_on_wire")
+                      exact=lambda t: y0 * np.exp(rates * t), name="bead_on_wire", autonomous=True)
 
 
 def _bead_on_rod_accel(t, x, v, tau):
@@ -360,7 +362,7 @@ def bead_on_rod(tau=0.5, x0=2.0, v0=3.0, t_end=None):
     return SecondOrderProblem(
         _bead_on_rod_accel, (0.0, t_end), x0, v0, args=(tau,), velocity_dependent=True,
         exact=exact, name="bead_on_rod",
-        invariants={"rest_position": lambda t, x, v: float(x + tau * v)})
+        invariants={"rest_position": lambda t, x, v: float(x + tau * v)}, autonomous=True)
 
 
 def _oscillator_accel(t, x, v, omega, zeta):
@@ -418,7 +420,7 @@ def harmonic_oscillator(omega=1.0, zeta=0.0, x0=1.0, v0=0.0, t_end=2 * math.pi):
     return SecondOrderProblem(
         _oscillator_accel, (0.0, t_end), x0, v0, args=(omega, zeta), velocity_dependent=zeta != 0,
         exact=exact, name="harmonic_oscillator",
-        invariants={"energy": lambda t, x, v: float(0.5 * (v * v + omega * omega * x * x))})
+        invariants={"energy": lambda t, x, v: float(0.5 * (v * v + omega * omega * x * x))}, autonomous=True)
 
 
 # --- the rigid pendulum ----------------------------------------------------------------
@@ -537,7 +539,7 @@ def pendulum(g=9.8, L=1.0, B=0.0, theta0=2.0, omega0=0.0, t_end=10.0):
 
     return SecondOrderProblem(
         _pendulum_accel, (0.0, t_end), theta0, omega0, args=(g, L, B), velocity_dependent=B != 0,
-        exact=exact, name="pendulum", invariants={"energy": energy})
+        exact=exact, name="pendulum", invariants={"energy": energy}, autonomous=True)
 
 
 # --- standard test problems ----------------------------------------------------------
@@ -607,7 +609,7 @@ def arenstorf(orbits=1.0, t_end=None):
 
     return SecondOrderProblem(
         _arenstorf_accel, (0.0, t_end), [0.994, 0.0], [0.0, ARENSTORF_V0], args=(mu,),
-        velocity_dependent=True, exact=None, name="arenstorf", invariants={"energy": energy})
+        velocity_dependent=True, exact=None, name="arenstorf", invariants={"energy": energy}, autonomous=True)
 
 
 def _van_der_pol_rhs(t, y, mu):
@@ -653,7 +655,7 @@ def van_der_pol(mu=1.0, y0=(2.0, 0.0), t_end=20.0):
     y0 = _vector("y0", y0, 2)
     t_end = _span_end(t_end, None)
     return ODEProblem(_van_der_pol_rhs, (0.0, t_end), y0, args=(mu,), jac=_van_der_pol_jac,
-                      name="van_der_pol")
+                      name="van_der_pol", autonomous=True)
 
 
 def _lorenz_rhs(t, y, sigma, rho, beta):
@@ -698,7 +700,7 @@ def lorenz(sigma=10.0, rho=28.0, beta=8.0 / 3.0, y0=(-8.0, 8.0, 27.0), t_end=16.
     y0 = _vector("y0", y0, 3)
     t_end = _span_end(t_end, None)
     return ODEProblem(_lorenz_rhs, (0.0, t_end), y0, args=(sigma, rho, beta), jac=_lorenz_jac,
-                      name="lorenz")
+                      name="lorenz", autonomous=True)
 
 
 def _brusselator_rhs(t, y, A, B):
@@ -745,7 +747,7 @@ def brusselator(A=1.0, B=3.0, y0=(1.5, 3.0), t_end=20.0):
     y0 = _vector("y0", y0, 2)
     t_end = _span_end(t_end, None)
     return ODEProblem(_brusselator_rhs, (0.0, t_end), y0, args=(A, B), jac=_brusselator_jac,
-                      name="brusselator")
+                      name="brusselator", autonomous=True)
 
 
 def _robertson_rhs(t, y, k1, k2, k3):
@@ -801,7 +803,7 @@ def robertson(k1=0.04, k2=3e7, k3=1e4, y0=(1.0, 0.0, 0.0), t_end=40.0):
     y0 = _vector("y0", y0, 3)
     t_end = _span_end(t_end, None)
     return ODEProblem(_robertson_rhs, (0.0, t_end), y0, args=(k1, k2, k3), jac=_robertson_jac,
-                      name="robertson", invariants={"mass": lambda t, y: float(y[0] + y[1] + y[2])})
+                      name="robertson", invariants={"mass": lambda t, y: float(y[0] + y[1] + y[2])}, autonomous=True)
 
 
 # Mazzia, Iavernaro & Magherini, Test Set for IVP Solvers (release 2.4), problem HIRES:
@@ -882,7 +884,7 @@ def hires(y0=HIRES_Y0, t_end=HIRES_T_END):
     y0 = _vector("y0", y0, 8)
     t_end = _span_end(t_end, None)
     return ODEProblem(_hires_rhs, (0.0, t_end), y0, jac=_hires_jac, name="hires",
-                      invariants={"y7_plus_y8": lambda t, y: float(y[6] + y[7])})
+                      invariants={"y7_plus_y8": lambda t, y: float(y[6] + y[7])}, autonomous=True)
 
 
 def _henon_heiles_accel(t, x, v):
@@ -935,7 +937,7 @@ def henon_heiles(energy=1 / 8, q2=0.1, p2=0.0, t_end=100.0):
     t_end = _span_end(t_end, None)
     return SecondOrderProblem(
         _henon_heiles_accel, (0.0, t_end), [0.0, q2], [math.sqrt(p1_squared), p2],
-        velocity_dependent=False, name="henon_heiles", invariants={"energy": _henon_heiles_energy})
+        velocity_dependent=False, name="henon_heiles", invariants={"energy": _henon_heiles_energy}, autonomous=True)
 
 
 # Hairer, Lubich & Wanner, Geometric Numerical Integration, I.2.4, Table 2.1:
@@ -1034,7 +1036,7 @@ def outer_solar_system(t_end=200_000.0):
     return SecondOrderProblem(
         _nbody_accel, (0.0, t_end), np.array(_OUTER_X0), np.array(_OUTER_V0), args=(G * m,),
         velocity_dependent=False, name="outer_solar_system",
-        invariants={"energy": energy, "angular_momentum": angular_momentum, "momentum": momentum})
+        invariants={"energy": energy, "angular_momentum": angular_momentum, "momentum": momentum}, autonomous=True)
 
 
 def _chain_accel(t, x, v, k, mass):
@@ -1107,7 +1109,7 @@ def mass_spring_chain(n=10, k=1.0, mass=1.0, x0=None, v0=None, t_end=None):
 
     return SecondOrderProblem(
         _chain_accel, (0.0, t_end), x0, v0, args=(k, mass), velocity_dependent=False,
-        exact=exact, name="mass_spring_chain", invariants={"energy": energy})
+        exact=exact, name="mass_spring_chain", invariants={"energy": energy}, autonomous=True)
 
 
 # --- cloth: a mass-spring grid ------------------------------------------------------------
@@ -1309,7 +1311,7 @@ def cloth(n=32, k_stretch=1000.0, k_shear=500.0, k_bend=20.0, damping=0.02, mass
 
     return SecondOrderProblem(
         _cloth_accel, (0.0, t_end), x0, np.zeros_like(x0), args=(springs, rest, k, damping, m, g, pinned),
-        velocity_dependent=damping > 0, name="cloth", jac=_cloth_jac, invariants={"energy": energy})
+        velocity_dependent=damping > 0, name="cloth", jac=_cloth_jac, invariants={"energy": energy}, autonomous=True)
 
 
 PROBLEMS = {

@@ -97,4 +97,5 @@ C_ORDER = 9      # order p of the method (step doubling divides by 2^p - 1)
 C_NEWTON = 10    # Newton tolerance as a fraction of the error tolerance
 C_HAS_JAC = 11   # 1 when the user's Jacobian is used, 0 for finite differences
 C_HOLD = 12      # keep h when the controller would grow it by a factor in [1, C_HOLD]
-C_SIZE = 13
+C_AUTONOMOUS = 13  # 1 when f does not depend on t: Rosenbrock methods skip f_t
+C_SIZE = 14

@@ -8,13 +8,15 @@ time_derivative]``.  Stage ``i`` solves (Hairer & Wanner, *Solving ODEs II*, eq.
                              + h J sum_{j<i} gamma_ij k_j + h^2 d_i f_t,
 
 with ``c`` and ``d`` the row sums of ``alpha`` and ``gamma`` and ``f_t`` the
-time derivative of f (central difference, two evaluations, skipped for
-methods without it); then ``y_new = y + sum b_i k_i``.  All ``gamma_ii`` are equal.
+time derivative of f (central difference, two evaluations; skipped for
+methods without it and for problems declared ``autonomous``, where it is
+zero -- as RODAS's ``IFCN = 0``); then ``y_new = y + sum b_i k_i``.  All
+``gamma_ii`` are equal.
 """
 
 from . import jitable
 from .evaluation import evaluate_finite, increment, linearise, overflowed
-from .layout import C_HAS_JAC, ERR, NEWTON_FAILED, NLU, STAGE, SUCCESS, T_FAIL
+from .layout import C_AUTONOMOUS, C_HAS_JAC, ERR, NEWTON_FAILED, NLU, STAGE, SUCCESS, T_FAIL
 from .primitives import (axpy, combine, copy_row, copy_scaled, lu_factor, lu_solve, matvec, scaled_difference,
                          shifted_identity)
 
@@ -32,7 +34,8 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, y
                              J, ytmp, ftmp, fback, ist, fs)
     if code != SUCCESS:
         return code, have_f, False
-    if flags[1] != 0:
+    time_derivative = flags[1] != 0 and ctrl[C_AUTONOMOUS] == 0.0
+    if time_derivative:
         dt = increment(t, True)
         code = evaluate_finite(rhs, args, t + dt, W, y, ftmp, ist, fs)
         if code == SUCCESS:
@@ -59,7 +62,7 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, y
             combine(W, stage, -1, 1.0, gamma, i, STAGE, i)
             matvec(W, v, J, stage)
             axpy(W, k, h, W, v)
-        if d[i] != 0.0:
+        if time_derivative and d[i] != 0.0:
             axpy(W, k, h * h * d[i], W, ft)
         lu_solve(LU, piv, W, k)
     combine(W, ynew, y, 1.0, T, s, STAGE, s)
