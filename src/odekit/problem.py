@@ -145,9 +145,9 @@ class ODEProblem:
         Whether ``fun`` writes its result into an output argument.
     autonomous : bool
         Declare that ``fun`` does not depend on ``t``.  Rosenbrock methods
-        (``rodas4``, ``linearized_euler``) then skip the time derivative
-        ``df/dt``, two evaluations of ``fun`` per step.  Declared wrongly, a
-        time-dependent problem loses their order.
+        that use the time derivative ``df/dt`` (``rodas4``) then skip it, two
+        evaluations of ``fun`` per step.  Declared wrongly, a time-dependent
+        problem costs them their order.
     """
 
     second_order = False
