@@ -84,7 +84,12 @@ def _factorisations(jac, t, y, args, M, piv, k):
 
 
 def _per_call(run, k=REPEAT):
-    """Seconds per iteration of ``run(k)``: the best of five, after a compiling call."""
+    """Seconds per iteration of ``run(k)``: the best of five, after a compiling call.
+
+    Not bench_core's ``per_call``, which averages batches of 0.2 s: a floor
+    wants the least a part costs, the best of short runs of the compiled
+    loop, which the rest of the machine disturbs least.
+    """
     run(10)
     best = np.inf
     for _ in range(5):
