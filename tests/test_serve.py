@@ -284,6 +284,128 @@ def test_messages_before_start_too_long_or_binary_are_refused():
     assert reply["field"] == "direction" and "prograde, retrograde" in reply["message"]
 
 
+# Every field of every message: a valid message of each type, and per field the values
+# refused (wrong type, out of range, unknown name).  Each gets an error naming its field,
+# nothing changes, and the session goes on.  The session is a damped pendulum (B > 0):
+# there, radial thrust and the Verlet family are refused too.
+VALID = {
+    "start": {"type": "start", "scene": "pendulum", "solvers": ["rk4"], "rate": 400, "speed": 10, "e": 0.3,
+              "B": 0.5, "paused": False},
+    "set": {"type": "set", "solvers": ["rk4", "euler"], "rate": 300, "speed": 100, "B": 1.0, "paused": True},
+    "thrust": {"type": "thrust", "direction": "retrograde"},
+    "reset": {"type": "reset"},
+    "stability": {"type": "stability", "methods": ["rk4", "velocity_verlet"], "z": [-1, 0.5]},
+}
+DEEP = [[[[[[0]]]]]]
+REFUSED = {
+    "type": [None, 1, True, ["start"], {"start": 1}, "START", "launch", ""],
+    "scene": [None, 1, True, ["orbit"], {"orbit": 1}, "galaxy", "Orbit", "", DEEP],
+    "solvers": [None, "rk4", 1, [], ["rk4", 1], [["rk4"]], [None], ["rk4", "rk4"], ["rk4", "classic_rk4"],
+                ["euler"] * 9, ["warp_drive"], ["backward_euler"], ["velocity_verlet"], DEEP],
+    "rate": [None, "400", True, [400], {"rate": 400}, 9.99, 20000.5, -400, 10 ** 400, DEEP],
+    "speed": [None, "10", True, [10], 3, 1.5, 0, -10, 10 ** 400, DEEP],
+    "e": [None, "0.3", True, [0.3], -0.01, 0.91, 10 ** 400, DEEP],
+    "B": [None, "1", True, [1], -0.01, 5.01, DEEP],
+    "paused": [None, "yes", 1, 0, [True], {}, DEEP],
+    "direction": [None, 1, True, ["prograde"], "up", "PROGRADE", "radial_in", DEEP],
+    "methods": [None, "rk4", 1, [], ["rk4", 1], [["rk4"]], ["rk4", "rk4"], ["rk4"] * 9, ["warp_drive"], ["bdf"],
+                DEEP],
+    "z": [None, "1,0", 1, True, [1], [1, 2, 3], ["1", 0], [True, 0], [None, 0], [[1], 0], {"re": 1},
+          [1001, 0], [0, -1000.5], [1e200, 0], [10 ** 400, 0], DEEP],
+}
+REQUIRED = {"thrust": {"direction"}, "stability": {"methods"}}
+
+
+def refused_cases():
+    for kind, message in VALID.items():
+        for field in message:
+            for value in REFUSED[field]:
+                yield pytest.param(dict(message, **{field: value}), field, id=f"{kind}-{field}={_short(value)}")
+        yield pytest.param(dict(message, colour="red"), "colour", id=f"{kind}-unknown-field")
+        for field in REQUIRED.get(kind, ()):
+            yield pytest.param({k: v for k, v in message.items() if k != field}, field, id=f"{kind}-no-{field}")
+
+
+def _short(value):
+    text = json.dumps(value)
+    return text if len(text) < 20 else text[:17] + "..."
+
+
+def test_the_bad_message_table_covers_every_message_type_and_field():
+    assert set(VALID) == set(S.KINDS)
+    for kind, message in VALID.items():
+        assert set(message) == S.FIELDS[kind], kind
+    assert set(REFUSED) == set().union(*S.FIELDS.values())
+    assert REQUIRED == {kind: set(fields) for kind, fields in S.REQUIRED.items()}
+
+
+def damped_pendulum():
+    return started(scene="pendulum", solvers=["rk4"], B=0.5, speed=10)
+
+
+def goes_on(session, clock):
+    """The session still answers and runs: a reset, a frame that moved, a stability query."""
+    assert session.handle('{"type": "set", "paused": false}')[0]["type"] == "state"
+    assert session.handle('{"type": "reset"}')[0]["type"] == "state"
+    clock.now += S.MAX_FRAME_WALL
+    assert session.frame()["t"] > 0
+    assert session.handle('{"type": "stability", "methods": ["rk4"]}')[0]["type"] == "stability"
+
+
+@pytest.mark.parametrize("kind", list(VALID))
+def test_the_valid_message_of_each_type_is_answered(kind):
+    session, clock = damped_pendulum()
+    (reply,) = session.handle(json.dumps(VALID[kind]))
+    assert reply["type"] == ("stability" if kind == "stability" else "state"), reply
+    goes_on(session, clock)
+
+
+@pytest.mark.parametrize("message, field", list(refused_cases()))
+def test_every_field_of_every_message_is_refused_by_name_and_the_session_goes_on(message, field):
+    session, clock = damped_pendulum()
+    settings = dict(session.settings)
+    reply = error_of(session, message)
+    assert reply["field"] == field and field in reply["message"], reply
+    assert session.settings == settings
+    goes_on(session, clock)
+
+
+@pytest.mark.parametrize("field", sorted(S.FIELDS["start"] - {"type"}))
+def test_a_start_without_a_field_takes_its_default(field):
+    message = {k: v for k, v in VALID["start"].items() if k != field}
+    (reply,) = S.Session(Clock()).handle(json.dumps(message))
+    expected = dict(message, **{field: dict(S.DEFAULTS, paused=False)[field]})
+    if field == "solvers":          # velocity_verlet, the default, is not offered with damping
+        expected = dict(message, B=0.0, solvers=S.DEFAULTS["solvers"])
+        (reply,) = S.Session(Clock()).handle(json.dumps(dict(message, B=0.0)))
+    assert reply["type"] == "state" and reply["settings"] == expected, reply
+
+
+def test_a_set_must_change_something_and_b_is_for_the_pendulum_only():
+    session, clock = damped_pendulum()
+    reply = error_of(session, {"type": "set"})
+    assert "at least one of B, paused, rate, solvers, speed" in reply["message"]
+    orbit, clock = started(scene="orbit", solvers=["rk4"])
+    reply = error_of(orbit, {"type": "set", "B": 1})
+    assert reply["field"] == "B" and "the orbit takes none" in reply["message"] and "rate" in reply["message"]
+    assert orbit.settings["B"] == 0.0
+    goes_on(orbit, clock)
+
+
+def test_an_alias_runs_as_its_method_and_counts_as_it():
+    session, clock = started(scene="orbit", solvers=["classic_rk4", "verlet"])
+    assert session.settings["solvers"] == ["rk4", "velocity_verlet"]
+    assert [r["solver"] for r in session.frame()["runners"]] == ["rk4", "velocity_verlet"]
+    reply = error_of(session, {"type": "set", "solvers": ["rk4", "runge_kutta"]})
+    assert reply["field"] == "solvers" and "rk4 twice" in reply["message"]
+
+
+def test_stability_replies_are_strict_json_at_a_pole():
+    (reply,) = S.Session(Clock()).handle('{"type": "stability", "methods": ["backward_euler"], "z": [1, 0]}')
+    assert reply["at"]["backward_euler"] == {"abs_R": None, "stable": False}     # R = 1/(1 - z): a pole
+    json.dumps(reply, allow_nan=False)
+
+
 # --- the stability explorer: odekit's R(z) ------------------------------------------------
 
 def test_stability_reply_gives_R_and_its_modulus_at_the_point():
@@ -318,7 +440,9 @@ def receive(ws, kind):
 
 
 def test_socket_start_frames_bad_message_and_goes_on():
-    with TestClient(create_app(warm=False)) as client, client.websocket_connect("/ws") as ws:
+    # the test client calls itself testserver: a name the server answers to only when told
+    with TestClient(create_app(warm=False, allow_hosts=["testserver"])) as client, \
+            client.websocket_connect("/ws") as ws:
         hello = ws.receive_json()
         assert hello["type"] == "hello" and hello["defaults"]["type"] == "start"
         ws.send_text(json.dumps({"type": "start", "scene": "orbit", "solvers": ["rk4", "euler"], "speed": 10}))
@@ -336,7 +460,8 @@ def test_socket_start_frames_bad_message_and_goes_on():
 
 
 def test_socket_over_the_session_limit_is_told_and_closed():
-    with TestClient(create_app(max_sessions=1, warm=False)) as client, client.websocket_connect("/ws") as first:
+    with TestClient(create_app(max_sessions=1, warm=False, allow_hosts=["testserver"])) as client, \
+            client.websocket_connect("/ws") as first:
         assert first.receive_json()["type"] == "hello"
         with client.websocket_connect("/ws") as second:
             reply = second.receive_json()
@@ -348,6 +473,201 @@ def test_socket_over_the_session_limit_is_told_and_closed():
 def test_create_app_checks_max_sessions():
     with pytest.raises(ValueError, match="max_sessions must be a positive integer, got 0"):
         create_app(max_sessions=0)
+
+
+# --- the server on a real socket ----------------------------------------------------------
+
+@pytest.fixture
+def live():
+    """``live(**listen_args)``: an ``odekit serve`` server on a free loopback port; its port."""
+    import threading
+    import time
+
+    from odekit.serve import listen
+
+    running = []
+
+    def start(**kwargs):
+        server, sock, url = listen(warm=False, **kwargs)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        running.append((server, thread))
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        return sock.getsockname()[1]
+
+    yield start
+    for server, thread in running:
+        server.should_exit = True
+        thread.join(10)
+
+
+def http(port, path="/", host=None, headers=()):
+    """Status and body of a GET sent as raw bytes, so that any Host header can be given."""
+    import socket
+
+    lines = [f"GET {path} HTTP/1.1", f"Host: {host or f'127.0.0.1:{port}'}", "Connection: close", *headers]
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+            if data.startswith(b"HTTP/1.1 101"):     # switched to WebSocket: the handshake succeeded
+                break
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body.decode()
+
+
+def handshake(port, origin=None, host=None):
+    """Status and body of the reply to a WebSocket handshake with this Origin (None: no Origin header)."""
+    headers = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+               "Sec-WebSocket-Version: 13"] + ([f"Origin: {origin}"] if origin is not None else [])
+    return http(port, "/ws", host, headers)
+
+
+def test_a_foreign_host_is_refused_with_403_and_the_reason(live):
+    port = live()
+    for name in ("127.0.0.1", "localhost", "[::1]", "LOCALHOST"):
+        assert http(port, host=f"{name}:{port}")[0] == 200, name
+    for name in ("evil.example", "127.0.0.1.evil.example", "localhost.evil.example", "10.0.0.1", ""):
+        status, body = http(port, host=f"{name}:{port}")      # DNS rebinding: a foreign name, this address
+        assert status == 403 and f"not to the host {name}:{port}" in body, (name, body)
+        assert "answers to 127.0.0.1, [::1], localhost" in body and "--allow-host" in body
+    # the socket too, even from a page of that name (a rebound page is same-origin with itself)
+    status, body = handshake(port, origin=f"http://evil.example:{port}", host=f"evil.example:{port}")
+    assert status == 403 and "not to the host evil.example" in body
+
+
+def test_only_the_servers_own_pages_may_open_its_socket(live, capfd):
+    port = live()
+    assert handshake(port, origin=f"http://127.0.0.1:{port}")[0] == 101
+    assert handshake(port, origin=f"http://localhost:{port}", host=f"localhost:{port}")[0] == 101
+    for origin in ("http://evil.example", f"http://evil.example:{port}", "null", f"http://localhost:{port}",
+                   f"http://127.0.0.1:{port + 1}", f"ftp://127.0.0.1:{port}", f"http://127.0.0.1:{port}/x"):
+        status, body = handshake(port, origin=origin)           # cross-site WebSocket hijacking
+        assert status == 403, origin
+        assert f"a page from {origin} may not open this server's socket" in body
+        assert f"only the server's own pages (from http://127.0.0.1:{port})" in body
+    # a refusal is not an error of the server's (uvicorn's sans-I/O protocol logs one: Kludex/uvicorn#3138)
+    assert "ERROR" not in capfd.readouterr().err
+
+
+def test_a_socket_without_origin_is_a_script_and_is_served(live):
+    from websockets.sync.client import connect
+
+    port = live()
+    assert handshake(port, origin=None)[0] == 101       # browsers always send Origin; scripts need not
+    with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=30) as ws:
+        assert json.loads(ws.recv(timeout=60))["type"] == "hello"
+    with connect(f"ws://127.0.0.1:{port}/ws", origin=f"http://127.0.0.1:{port}", open_timeout=30) as ws:
+        assert json.loads(ws.recv(timeout=60))["type"] == "hello"
+
+
+def test_allow_host_adds_a_name_and_its_pages(live):
+    port = live(allow_hosts=["odekit.test"])
+    assert http(port, host=f"odekit.test:{port}")[0] == 200
+    assert handshake(port, origin=f"http://odekit.test:{port}", host=f"odekit.test:{port}")[0] == 101
+    assert http(port, host=f"other.test:{port}")[0] == 403
+
+
+def test_the_hosts_answered_depend_on_the_interface():
+    from odekit.serve.app import Hosts
+
+    loopback = Hosts("127.0.0.1")
+    assert all(loopback.accepts(h) for h in ("127.0.0.1:8000", "localhost", "localhost.:8000", "[::1]:1"))
+    assert not any(loopback.accepts(h) for h in ("192.168.1.5:8000", "[::2]", "evil.example", "a@127.0.0.1",
+                                                 "127.0.0.1:port", "127.0.0.1/x", ""))
+    assert Hosts("::1").accepts("[::1]:80") and Hosts("localhost").accepts("127.0.0.1")
+    # every interface: any IP address (a rebound name is never one) and the loopback names, no other name
+    for wildcard in ("0.0.0.0", "::", ""):
+        every = Hosts(wildcard)
+        assert every.any_address
+        assert all(every.accepts(h) for h in ("192.168.1.5:8000", "[fe80::1]:8000", "localhost:1", "10.0.0.1"))
+        assert not every.accepts("mybox.local:8000") and not every.accepts("evil.example")
+        assert Hosts(wildcard, ["mybox.local"]).accepts("MyBox.local:8000")
+    # one address: that address, and the names given
+    lan = Hosts("192.168.1.5", ["mybox.local"])
+    assert lan.accepts("192.168.1.5:8000") and lan.accepts("mybox.local")
+    assert not lan.accepts("localhost") and not lan.accepts("10.0.0.1")
+    for bad in ("http://mybox", "mybox:8000", "mybox/x", "*", 5):
+        with pytest.raises(ValueError, match=f"allow_hosts must be a host name or an IP address alone .*{bad!r}"):
+            Hosts("127.0.0.1", [bad])
+
+
+BREAKERS = [    # messages that ended the socket with a traceback: each now gets its error
+    ('{"type": "start", "\\ud800": 1}', "\ud800", "unknown field"),
+    ('{"type": "start", "scene": "\\udfff"}', "scene", "orbit, pendulum"),
+    ('{"type": "start", "solvers": ["\\ud800"]}', "solvers", "no such method"),
+    ("[" * 2000 + "]" * 2000, None, "nests too deeply"),
+    ('{"type": "start", "scene": ["orbit"]}', "scene", "orbit, pendulum"),
+    ('{"type": "stability"}', "methods", "needs the field 'methods'"),
+    ('{"type": "stability", "methods": ["velocity_verlet"], "z": [0, 1e200]}', "z", "from -1000 to 1000"),
+    ('{"type": "stability", "methods": ["rk4"], "z": [1' + "0" * 400 + ', 0]}', "z", "from -1000 to 1000"),
+    ('{"type": "set", "B": 1}', "B", "the orbit takes none"),
+    (json.dumps({"type": "start", "scene": "x" * 70_000}), None, "the limit is 4096"),     # over 64 KiB
+]
+
+
+def test_messages_that_broke_the_socket_get_error_replies_on_a_real_socket(live):
+    from websockets.sync.client import connect
+
+    port = live()
+    with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=30) as ws:
+        def reply(text, kind):
+            ws.send(text)
+            for _ in range(1000):
+                message = json.loads(ws.recv(timeout=60))
+                if message["type"] == kind:
+                    return message
+                assert message["type"] in ("frame", "hello"), message
+            raise AssertionError(f"no {kind!r} reply")
+
+        reply('{"type": "start", "scene": "orbit", "solvers": ["rk4"]}', "state")
+        for text, field, words in BREAKERS:
+            error = reply(text, "error")
+            assert error["field"] == field and words in error["message"], (text[:40], error)
+            assert reply('{"type": "set", "speed": 10}', "state")["settings"]["scene"] == "orbit"   # goes on
+        # every refused field of the table, on one socket: the session is a damped pendulum
+        reply(json.dumps({"type": "start", "scene": "pendulum", "solvers": ["rk4"], "B": 0.5}), "state")
+        for case in refused_cases():
+            message, field = case.values
+            error = reply(json.dumps(message), "error")
+            assert error["field"] == field, (case.id, error)
+        assert reply('{"type": "reset"}', "state")["settings"]["B"] == 0.5
+        assert reply('{"type": "stability", "methods": ["rk4"]}', "stability")["methods"]["rk4"]["kind"] == "rational"
+
+
+def test_a_frame_past_the_limit_closes_the_socket_with_1009_and_says_so(live):
+    from websockets.exceptions import ConnectionClosedError
+    from websockets.sync.client import connect
+
+    from odekit.serve.app import MAX_FRAME
+
+    port = live()
+    with connect(f"ws://127.0.0.1:{port}/ws", open_timeout=30, max_size=None) as ws:
+        assert json.loads(ws.recv(timeout=60))["type"] == "hello"
+        ws.send("x" * MAX_FRAME)                        # read, and refused in an error reply
+        assert "the limit is 4096" in json.loads(ws.recv(timeout=60))["message"]
+        ws.send("x" * (MAX_FRAME + 1))                  # not read: the socket is closed
+        with pytest.raises(ConnectionClosedError) as closed:
+            ws.recv(timeout=60)
+    assert closed.value.rcvd.code == 1009 and f"limit of {MAX_FRAME} bytes" in closed.value.rcvd.reason
+
+
+def test_a_defect_in_handling_a_message_is_an_error_reply_not_a_dead_socket(monkeypatch):
+    def broken(self, text):
+        raise KeyError("a defect")
+
+    monkeypatch.setattr(S.Session, "handle", broken)
+    with TestClient(create_app(warm=False, allow_hosts=["testserver"])) as client, \
+            client.websocket_connect("/ws") as ws:
+        assert ws.receive_json()["type"] == "hello"
+        for _ in range(2):
+            ws.send_text('{"type": "reset"}')
+            reply = ws.receive_json()
+            assert reply["type"] == "error" and "a defect of odekit's" in reply["message"]
 
 
 # --- the command ---------------------------------------------------------------------------
@@ -414,3 +734,16 @@ def test_serve_open_browser_opens_the_address_it_prints(monkeypatch):
     (line,) = lines
     assert opened == [line.split()[2]] and opened[0] == f"http://127.0.0.1:{ran[0][1]}/"
     assert ran[0][0] == "127.0.0.1"           # this machine only, unless --host says otherwise
+
+
+def test_odekit_serve_allow_host_is_passed_on_and_checked(monkeypatch, capsys):
+    import odekit.serve
+    from odekit.cli import main
+
+    calls = []
+    monkeypatch.setattr(odekit.serve, "serve", lambda *args, **kwargs: calls.append(kwargs))
+    assert main(["serve", "--host", "0.0.0.0", "--allow-host", "mybox.local", "--allow-host", "10.0.0.7"]) == 0
+    assert calls == [{"allow_hosts": ["mybox.local", "10.0.0.7"]}]
+    monkeypatch.undo()
+    assert main(["serve", "--allow-host", "http://mybox.local:8000"]) == 2
+    assert "allow_hosts must be a host name or an IP address alone" in capsys.readouterr().err

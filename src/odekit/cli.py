@@ -82,6 +82,9 @@ def main(argv=None):
     sv.add_argument("--port", type=int, default=0, help="TCP port (default: a free one)")
     sv.add_argument("--open", action="store_true", help="open the page in the default browser")
     sv.add_argument("--max-sessions", type=int, default=8, help="pages served at once")
+    sv.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                    help="also answer to this host name (repeatable; the interface's own names are always "
+                         "answered to: docs/serve.md)")
 
     args = parser.parse_args(argv)
     try:
@@ -104,7 +107,7 @@ def _serve(args):
     from .serve import serve
 
     try:
-        serve(args.host, args.port, args.open, args.max_sessions)
+        serve(args.host, args.port, args.open, args.max_sessions, allow_hosts=args.allow_host)
     except (OSError, ImportError) as exc:    # the address is taken, or the extra is missing
         print(f"odekit: error: {exc}", file=sys.stderr)
         return 2

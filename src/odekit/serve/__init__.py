@@ -5,11 +5,12 @@ builds the application; :mod:`odekit.serve.session` holds the protocol
 (described in ``docs/serve.md``) and :mod:`odekit.serve.scenes` the physics.
 """
 
+import logging
 import socket
 import webbrowser
 
 
-def serve(host="127.0.0.1", port=0, open_browser=False, max_sessions=8, announce=None):
+def serve(host="127.0.0.1", port=0, open_browser=False, max_sessions=8, announce=None, allow_hosts=()):
     """Serve the page until interrupted.
 
     Parameters
@@ -24,16 +25,34 @@ def serve(host="127.0.0.1", port=0, open_browser=False, max_sessions=8, announce
         Pages served at once.
     announce : callable
         Called with the line giving the page's address.
+    allow_hosts : iterable of str
+        Names besides ``host`` (and, on loopback, localhost) that the page may
+        be reached under; see :class:`odekit.serve.app.Hosts`.
+    """
+    server, sock, url = listen(host, port, max_sessions, allow_hosts)
+    (announce or (lambda line: print(line, flush=True)))(f"odekit serve: {url}  (Ctrl-C to stop)")
+    if open_browser:
+        webbrowser.open(url)
+    server.run(sockets=[sock])
+
+
+def listen(host="127.0.0.1", port=0, max_sessions=8, allow_hosts=(), warm=True):
+    """A uvicorn server for the page, its listening socket and the page's address.
+
+    ``server.run(sockets=[sock])`` serves until ``server.should_exit`` is
+    set; :func:`serve` runs it, a test may run it in a thread.  The
+    parameters are :func:`serve`'s; ``warm`` is
+    :func:`~odekit.serve.app.create_app`'s.
     """
     try:
         import uvicorn
 
-        from .app import create_app
+        from .app import MAX_FRAME, QuietRefusals, create_app
     except ImportError as exc:
         raise ImportError(f"odekit serve needs the 'serve' extra ({exc.name} is missing): "
                           "pip install 'odekit[serve]'") from None
 
-    app = create_app(max_sessions)
+    app = create_app(max_sessions, warm=warm, host=host, allow_hosts=allow_hosts)
     if not (isinstance(port, int) and 0 <= port <= 65535):
         raise ValueError(f"port must be an integer from 0 to 65535 (0: a free port), got {port!r}")
     # bind first, so that the address printed is the one listening (port 0 picks a free one)
@@ -47,9 +66,10 @@ def serve(host="127.0.0.1", port=0, open_browser=False, max_sessions=8, announce
     sock.listen(128)        # a page opened at once waits in the queue until uvicorn accepts
     port = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
-    config = uvicorn.Config(app, log_level="warning", ws_max_size=64 * 1024)
-    server = uvicorn.Server(config)
-    (announce or (lambda line: print(line, flush=True)))(f"odekit serve: {url}  (Ctrl-C to stop)")
-    if open_browser:
-        webbrowser.open(url)
-    server.run(sockets=[sock])
+    # a message up to MAX_FRAME gets a reply (an error past 4096 characters); a larger
+    # frame is not read: the socket is closed with 1009, message too big
+    config = uvicorn.Config(app, log_level="warning", ws_max_size=MAX_FRAME)
+    errors = logging.getLogger("uvicorn.error")     # configured by uvicorn.Config, just above
+    if not any(isinstance(f, QuietRefusals) for f in errors.filters):
+        errors.addFilter(QuietRefusals())
+    return uvicorn.Server(config), sock, url

@@ -24,11 +24,13 @@ from ..shootout import DEFAULT_METHODS, _applies
 from .scenes import SCENES
 
 MAX_MESSAGE = 4096          # characters; a settings message needs a few hundred
+MAX_DEPTH = 2               # levels of lists or objects in a field's value: z is [re, im], solvers a list
 MAX_SOLVERS = 8
 RATE = (10.0, 20000.0)      # derivative evaluations per simulated second
 SPEEDS = (1, 10, 100)
 E_RANGE = (0.0, 0.9)
 B_RANGE = (0.0, 5.0)
+Z_LIMIT = 1000.0            # |Re z| and |Im z| the stability explorer answers for (its plane shows |z| < 6)
 THRUST_DV = 0.005           # velocity change of one burn (orbital speed is ~1)
 THRUST_SHOWN = 0.3          # wall seconds a burn's arrow stays on the page
 MAX_FRAME_WALL = 0.1        # a late frame advances at most this much wall time
@@ -76,7 +78,7 @@ def hello():
                      "symplectic": m.symplectic, "title": m.title, "summary": m.summary()}
             for m in all_methods()}
     limits = {"rate": list(RATE), "speeds": list(SPEEDS), "max_solvers": MAX_SOLVERS, "e": list(E_RANGE),
-              "B": list(B_RANGE), "thrust_dv": THRUST_DV, "max_message": MAX_MESSAGE}
+              "B": list(B_RANGE), "z": Z_LIMIT, "thrust_dv": THRUST_DV, "max_message": MAX_MESSAGE}
     return {"type": "hello", "methods": offered, "info": info, "stability_methods": stability_methods(),
             "limits": limits, "defaults": dict(DEFAULTS)}
 
@@ -188,7 +190,8 @@ class Session:
             elif kind == "reset":
                 self.reset()
             elif kind == "stability":
-                return [stability(message)]
+                # R(z) overflows to inf at a pole or far out: JSON has no inf
+                return [_finite(stability(message))]
             return [self.state()]
         except MessageError as exc:
             return [{"type": "error", "message": str(exc), "field": exc.field}]
@@ -203,7 +206,7 @@ class Session:
         settings = dict(DEFAULTS)
         settings.update(check_settings(message, start=True))
         scene = _scene(settings)
-        _check_solvers(scene, settings["solvers"])
+        settings["solvers"] = _check_solvers(scene, settings["solvers"])
         self.runners = [Runner(scene, name, settings["rate"], scene.problem.x0, scene.problem.v0)
                         for name in settings["solvers"]]
         self.settings, self.scene, self.t = settings, scene, 0.0
@@ -214,13 +217,16 @@ class Session:
     def change(self, message):
         self._require_started()
         changes = check_settings(message, start=False)
+        if "B" in changes and self.scene.name != "pendulum":
+            raise MessageError(f"B is the pendulum's damping: the {self.scene.name} takes none; a 'set' for it "
+                               f"accepts {', '.join(sorted(FIELDS['set'] - {'type', 'B'}))}", "B")
         settings = dict(self.settings, **{k: v for k, v in changes.items() if k != "paused"})
         if "paused" in changes:
             self.paused = changes["paused"]
             self._tick = self.clock()
         if any(key in changes for key in ("solvers", "rate", "B")):
             scene = _scene(settings) if "B" in changes else self.scene
-            _check_solvers(scene, settings["solvers"])
+            settings["solvers"] = _check_solvers(scene, settings["solvers"])
             x, v = self.runners[0]._state()
             # every solver goes on from where the first one is, so a switch is seen at once
             self.runners = [Runner(scene, name, settings["rate"], x, v, self.t) for name in settings["solvers"]]
@@ -270,6 +276,7 @@ KINDS = ("start", "set", "thrust", "reset", "stability")
 FIELDS = {"start": {"type", "scene", "solvers", "rate", "speed", "e", "B", "paused"},
           "set": {"type", "solvers", "rate", "speed", "B", "paused"},
           "thrust": {"type", "direction"}, "reset": {"type"}, "stability": {"type", "methods", "z"}}
+REQUIRED = {"thrust": ("direction",), "stability": ("methods",)}
 
 
 def parse(text):
@@ -280,18 +287,42 @@ def parse(text):
         raise MessageError(f"message of {len(text)} characters is too long; the limit is {MAX_MESSAGE}")
     try:
         message = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise MessageError(f"message is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:      # thousands of nested brackets: Python's parser gives up, and so do we
+        raise MessageError(f"message nests too deeply; no field nests more than {MAX_DEPTH} levels") from None
     if not isinstance(message, dict):
         raise MessageError(f"message must be a JSON object, got {type(message).__name__}")
     kind = message.get("type")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise MessageError(f"type must be one of {', '.join(KINDS)}, got {_shown(kind)}", "type")
+    accepted = ', '.join(sorted(FIELDS[kind] - {'type'})) or 'no other field'
     unknown = sorted(set(message) - FIELDS[kind])
     if unknown:
-        raise MessageError(f"unknown field {unknown[0]!r} in a {kind!r} message; "
-                           f"accepted: {', '.join(sorted(FIELDS[kind] - {'type'}))}", unknown[0])
+        raise MessageError(f"unknown field {_shown(unknown[0])} in a {kind!r} message; accepted: {accepted}",
+                           unknown[0])
+    for field in REQUIRED.get(kind, ()):
+        if field not in message:
+            raise MessageError(f"a {kind!r} message needs the field {field!r}", field)
+    if kind == "set" and len(message) == 1:
+        raise MessageError(f"a 'set' message changes at least one of {accepted}")
+    for field, value in message.items():
+        if _depth(value) > MAX_DEPTH:
+            raise MessageError(f"{field} nests more than {MAX_DEPTH} levels of lists or objects; "
+                               "no field takes more than a list of numbers or names", field)
     return message
+
+
+def _depth(value):
+    """Levels of lists and objects in a parsed JSON value, counted without recursion."""
+    deepest, level = 0, [(value, 0)]
+    while level:
+        item, depth = level.pop()
+        if isinstance(item, (list, dict)):
+            depth += 1
+            deepest = max(deepest, depth)
+            level.extend((v, depth) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def check_settings(message, start):
@@ -299,7 +330,7 @@ def check_settings(message, start):
     out = {}
     if start:
         scene = message.get("scene", DEFAULTS["scene"])
-        if scene not in SCENES:
+        if not isinstance(scene, str) or scene not in SCENES:
             raise MessageError(f"scene must be one of {', '.join(SCENES)}, got {_shown(scene)}", "scene")
         out["scene"] = scene
         if "e" in message:
@@ -340,16 +371,22 @@ def _names(message, field):
 
 
 def _check_solvers(scene, names):
+    """The registered names of the solvers ``names`` asks for, each offered for ``scene``."""
     offered = live_methods(scene)
-    for name in names:
-        canonical = _canonical(name)
-        if canonical not in offered:
+    canonical = [_canonical(name) for name in names]
+    for name, found in zip(names, canonical):
+        if found not in offered:
             why = ("it needs forces that do not depend on velocity, and damping B > 0 does"
-                   if canonical is not None and scene.name == "pendulum" and scene.B > 0
+                   if found is not None and scene.name == "pendulum" and scene.B > 0
                    else "it is not a method with a fixed number of evaluations per step that applies here"
-                   if canonical is not None else "there is no such method")
-            raise MessageError(f"solver {name!r} is not offered for the {scene.name} ({why}); "
+                   if found is not None else "there is no such method")
+            raise MessageError(f"solvers: {_shown(name)} is not offered for the {scene.name} ({why}); "
                                f"accepted: {', '.join(offered)}", "solvers")
+    # an alias is the method itself: two names of one method would race it against itself
+    twice = next((name for i, name in enumerate(canonical) if name in canonical[:i]), None)
+    if twice is not None:
+        raise MessageError(f"solvers names {twice} twice: {_shown(names)}", "solvers")
+    return canonical
 
 
 def _canonical(name):
@@ -397,16 +434,18 @@ def stability(message):
     z = None
     if "z" in message:
         pair = message["z"]
+        # compared, never converted first: a 400-digit integer does not fit a float
         if (not isinstance(pair, list) or len(pair) != 2
-                or not all(isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c)
+                or not all(isinstance(c, (int, float)) and not isinstance(c, bool) and -Z_LIMIT <= c <= Z_LIMIT
                            for c in pair)):
-            raise MessageError(f"z must be [re, im], two finite numbers, got {_shown(pair)}", "z")
+            raise MessageError(f"z must be [re, im], two numbers from {-Z_LIMIT:g} to {Z_LIMIT:g}, "
+                               f"got {_shown(pair)}", "z")
         z = complex(*pair)
     data, at = {}, {}
     for name in names:
         if _canonical(name) not in accepted:
-            raise MessageError(f"method {name!r} has no stability region here; accepted: {', '.join(accepted)}",
-                               "methods")
+            raise MessageError(f"methods: {_shown(name)} has no stability region here; "
+                               f"accepted: {', '.join(accepted)}", "methods")
         m = lookup_method(name)
         if m.family == "splitting":
             limit = analysis.oscillator_stability_limit(m)
