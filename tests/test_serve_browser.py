@@ -62,9 +62,9 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _serve(app):
-    """Run ``app`` with uvicorn in a thread; its URL and a function that stops it."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=_free_port(), log_level="warning")
+def _serve(app, port=None):
+    """Run ``app`` with uvicorn in a thread (on ``port``, else a free one); its URL and a function that stops it."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=port or _free_port(), log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -497,5 +497,128 @@ def test_a_refusal_by_the_server_is_shown_on_the_page(open_page):
         assert "limit of 1" in second.text_content('[data-testid="status"]')
         first.close()
         second.close()
+    finally:
+        stop()
+
+
+# --- a server that is not there ----------------------------------------------------------------
+
+CONNECT_TIMEOUT = 5.0       # s: the page's own limit on a handshake (app.js)
+INK = [148, 163, 184]       # the pendulum's pivot (draw.js)
+
+
+def _page_only(socket):
+    """The page's own files, with the coroutine ``socket`` at /ws in place of the server's."""
+    from starlette.applications import Starlette
+    from starlette.responses import FileResponse
+    from starlette.routing import Mount, Route, WebSocketRoute
+    from starlette.staticfiles import StaticFiles
+
+    from odekit.serve.app import STATIC
+
+    async def index(request):
+        return FileResponse(STATIC / "index.html")
+    return Starlette(routes=[Route("/", index), Mount("/static", StaticFiles(directory=STATIC)),
+                             WebSocketRoute("/ws", socket)])
+
+
+@pytest.fixture
+def bare_page(browser):
+    """``bare_page(address)``: a page opened without waiting for anything.
+
+    Page errors, and console errors other than Chromium's own report of a
+    socket that failed, fail the test.
+    """
+    contexts, problems_seen = [], []
+
+    def open_(address):
+        context = browser.new_context(viewport=VIEWPORT)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("console", lambda m: problems_seen.append(f"console {m.type}: {m.text}")
+                if m.type in ("error", "warning") and not m.text.startswith("WebSocket connection to") else None)
+        page.on("pageerror", lambda e: problems_seen.append(f"page error: {e}"))
+        page.goto(address)
+        return page
+
+    yield open_
+    for context in contexts:
+        context.close()
+    assert not problems_seen, "the page logged:\n" + "\n".join(problems_seen)
+
+
+def status(page):
+    return page.evaluate("(() => { const s = document.querySelector('[data-testid=status]');"
+                         " return {kind: s.dataset.kind, text: s.textContent}; })()")
+
+
+@pytest.mark.parametrize("behaviour", ["refuses", "never answers"])
+def test_the_page_says_when_it_cannot_reach_the_server_and_tries_again(bare_page, behaviour):
+    import asyncio
+
+    attempts, release = [], threading.Event()
+
+    async def socket(ws):
+        attempts.append(time.monotonic())
+        if behaviour == "never answers":        # the handshake is left hanging
+            while not release.is_set():
+                await asyncio.sleep(0.05)
+        await ws.close()                        # before accepting: a 403 to the handshake
+
+    address, stop = _serve(_page_only(socket))
+    try:
+        began = time.monotonic()
+        page = bare_page(address + "#scene=pendulum")
+        # before any answer: the tab the link asks for, its pivot drawn, the controls waiting
+        assert page.get_attribute("#tab-pendulum", "aria-selected") == "true"
+        centre = page.evaluate("[document.querySelector('#scene').clientWidth / 2,"
+                               " document.querySelector('#scene').clientHeight / 2]")
+        page.wait_for_function(f"(args) => ({PIXEL_AT})(args).join() === '{','.join(map(str, INK))}'",
+                               arg=["#scene", *centre], timeout=5_000)
+        assert page.is_disabled('[data-testid="rate"]') and page.is_disabled('[data-testid="race"]')
+        assert "listed once the server answers" in page.text_content("#solver-list")
+        # then, within a bounded time, what happened and what to do
+        page.wait_for_function("() => document.querySelector('[data-testid=status]').dataset.kind === 'error'",
+                               timeout=(CONNECT_TIMEOUT + 5) * 1000)
+        waited = time.monotonic() - began
+        shown = status(page)["text"]
+        port = address.rsplit(":", 1)[1].strip("/")
+        assert f"Cannot reach the odekit server at 127.0.0.1:{port}" in shown, shown
+        assert "odekit serve" in shown and "Trying again in 1 s; or reload the page" in shown
+        if behaviour == "refuses":
+            assert "refused" in shown and waited < CONNECT_TIMEOUT
+        else:
+            assert f"no answer within {CONNECT_TIMEOUT:g} s" in shown and waited >= CONNECT_TIMEOUT - 0.5
+        # and it tries again by itself, waiting longer each time
+        page.wait_for_function("() => document.querySelector('[data-testid=status]').textContent"
+                               ".includes('Trying again in 2 s')", timeout=(CONNECT_TIMEOUT + 5) * 1000)
+        assert len(attempts) >= 2
+        assert page.is_disabled('[data-testid="rate"]')
+    finally:
+        release.set()
+        stop()
+
+
+def test_the_page_says_when_the_connection_drops_and_reconnects_by_itself(bare_page):
+    port = _free_port()
+    address, stop = _serve(create_app(warm=False), port)
+    page = bare_page(address + "#scene=orbit&solvers=rk4&rate=200&speed=10")
+    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t > 1", timeout=FIRST_FRAME)
+    assert not page.is_disabled('[data-testid="rate"]')
+    stop()
+    page.wait_for_function("() => document.querySelector('[data-testid=status]').dataset.kind === 'error'",
+                           timeout=10_000)
+    shown = status(page)["text"]
+    assert f"Lost the connection to the odekit server at 127.0.0.1:{port}" in shown, shown
+    assert "Trying again in" in shown and page.is_disabled('[data-testid="rate"]')
+    # the server is back: the page finds it, starts its link's run again and says so
+    address, stop = _serve(create_app(warm=False), port)
+    try:
+        page.wait_for_function("() => document.querySelector('[data-testid=status]').textContent"
+                               ".startsWith('reconnected')", timeout=30_000)
+        assert status(page)["kind"] == "info"
+        page.wait_for_function("() => window.odekitPage.frame.t < 1", timeout=FIRST_FRAME)   # a new run
+        settings_are(page, scene="orbit", solvers=["rk4"], rate=200, speed=10)
+        assert not page.is_disabled('[data-testid="rate"]')
     finally:
         stop()

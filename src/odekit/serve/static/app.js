@@ -12,6 +12,13 @@ const THRUST_KEYS = { ArrowUp: 'prograde', ArrowDown: 'retrograde', ArrowLeft: '
 const DEFAULT_STABILITY = ['euler', 'heun', 'rk4', 'velocity_verlet'];
 const POWER_STEPS = 40;         // |R(z)|^n is animated for n = 0..POWER_STEPS
 const POWER_TICK = 75;          // milliseconds per step of that animation
+const CONNECT_TIMEOUT = 5000;   // ms a handshake may take before the page says the server does not answer
+const HELLO_TIMEOUT = 10000;    // ms between the socket opening and the server's hello before the page says so
+const RETRY_DELAYS = [1, 2, 4, 8, 15];   // seconds between attempts to (re)connect; the last is repeated
+const TRY_AGAIN_LATER = 1013;   // close code: the server serves its limit of pages, and its `error` said so
+// What a close code says happened (browsers give 1006 for a refused handshake and a cut connection alike)
+const CLOSED = { 1001: 'the server went away', 1006: 'the connection was refused or cut',
+  1009: 'a message was too big', 1011: 'the server failed', 1012: 'the server stopped or restarted' };
 
 // Readouts per scene: [key, heading, description]; the key is one of the frame's
 // `readouts`, or energy / energy_error / steps of the runner itself.
@@ -33,6 +40,8 @@ const ENERGY_PARTS = [['kinetic', 'kinetic'], ['potential', 'potential'], ['tota
 
 const page = {
   socket: null,
+  attempts: 0,              // failed attempts to connect since the last hello
+  everConnected: false,     // a hello has come: a close is then a lost connection, not an unreachable server
   hello: null,
   settings: null,           // the settings in force, as the server's last `state` says
   frame: null,              // the last frame
@@ -45,6 +54,7 @@ const page = {
   barScale: 0,              // largest energy seen in this run: the bars' full width
   stability: { methods: [], names: [], data: null, z: null, answered: null, at: null, started: 0 },
   drawPending: false,
+  preview: null,            // the scene the address asks for, drawn until the server's settings come
 };
 
 const sceneView = new SceneView($('scene'));
@@ -53,15 +63,60 @@ const stabilityView = new StabilityView($('plane'));
 
 // --- the socket ------------------------------------------------------------------
 
+// One socket at a time.  A handshake that does not finish within CONNECT_TIMEOUT
+// is given up; after a failure or a drop the page says so, and tries again after
+// RETRY_DELAYS (the server's settings come back with its next hello).
 function connect() {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const socket = new WebSocket(`${scheme}//${location.host}/ws`);
-  socket.addEventListener('message', (event) => receive(event.data));
+  const attempt = { socket, unanswered: false, answered: false };
+  const handshake = setTimeout(() => {
+    if (socket.readyState !== WebSocket.CONNECTING) return;
+    attempt.unanswered = true;
+    socket.close();
+  }, CONNECT_TIMEOUT);
+  let silence = null;
+  socket.addEventListener('open', () => {
+    clearTimeout(handshake);
+    silence = setTimeout(() => {
+      if (!attempt.answered) {
+        showStatus(`The server at ${location.host} accepted the connection but has said nothing for `
+          + `${HELLO_TIMEOUT / 1000} s; still waiting (reload the page to try again).`, 'error');
+      }
+    }, HELLO_TIMEOUT);
+  });
+  socket.addEventListener('message', (event) => {
+    attempt.answered = true;
+    clearTimeout(silence);
+    receive(event.data);
+  });
   socket.addEventListener('close', (event) => {
-    // 1013: the server is serving its limit of pages, and its `error` has said so
-    if (event.code !== 1013) showStatus(`disconnected from the server (code ${event.code}); reload the page to reconnect`, 'error');
+    clearTimeout(handshake);
+    clearTimeout(silence);
+    onClose(attempt, event);
   });
   page.socket = socket;
+}
+
+function onClose(attempt, event) {
+  if (attempt.socket !== page.socket) return;
+  page.socket = null;
+  setConnected(false);
+  if (event.code === TRY_AGAIN_LATER) return;       // not retried: a page must close first
+  const delay = RETRY_DELAYS[Math.min(page.attempts, RETRY_DELAYS.length - 1)];
+  page.attempts += 1;
+  const why = attempt.unanswered ? `no answer within ${CONNECT_TIMEOUT / 1000} s`
+    : CLOSED[event.code] || `code ${event.code}${event.reason ? `: ${event.reason}` : ''}`;
+  const what = page.everConnected ? `Lost the connection to the odekit server at ${location.host}`
+    : `Cannot reach the odekit server at ${location.host}`;
+  showStatus(`${what} (${why}). Is \`odekit serve\` still running there? `
+    + `Trying again in ${delay} s; or reload the page.`, 'error');
+  setTimeout(connect, delay * 1000);
+}
+
+// The controls send to the server: usable only while it is there.
+function setConnected(connected) {
+  for (const fieldset of document.querySelectorAll('.controls fieldset')) fieldset.disabled = !connected;
 }
 
 const HANDLERS = { hello: onHello, state: onState, frame: onFrame, stability: onStability, error: onError };
@@ -80,7 +135,7 @@ function receive(text) {
 
 function send(message) {
   if (!page.socket || page.socket.readyState !== WebSocket.OPEN) {
-    showStatus('not connected to the server; reload the page', 'error');
+    showStatus('not connected to the server: the page is trying to reconnect', 'error');
     return;
   }
   page.socket.send(JSON.stringify(message));
@@ -96,7 +151,11 @@ function showStatus(text, kind = 'info') {
 // --- what the server says ----------------------------------------------------------
 
 function onHello(hello) {
+  if (page.everConnected) page.notice = ['reconnected to the server: the run started again from the link', 'info'];
   page.hello = hello;
+  page.attempts = 0;
+  page.everConnected = true;
+  setConnected(true);
   setUpLimits(hello.limits);
   applyHash();
 }
@@ -309,16 +368,7 @@ function setValue(input, value, force) {
 // Make every control show the settings in force.
 function syncControls(force = false) {
   const s = page.settings;
-  const stability = page.view === 'stability';
-  for (const tab of document.querySelectorAll('[role=tab]')) {
-    const selected = tab.dataset.view === page.view;
-    tab.setAttribute('aria-selected', String(selected));
-    tab.tabIndex = selected ? 0 : -1;
-  }
-  $('sim-panel').hidden = stability;
-  $('stability-panel').hidden = !stability;
-  if (!stability) $('sim-panel').setAttribute('aria-labelledby', `tab-${page.view}`);
-
+  showView();
   page.race = page.race || s.solvers.length > 1;
   $('race').checked = page.race;
   renderSolverList(s);
@@ -331,12 +381,44 @@ function syncControls(force = false) {
   $('e-value').textContent = Number($('e-slider').value).toFixed(2);
   setValue($('b-slider'), s.B, force);
   $('b-value').textContent = Number($('b-slider').value).toFixed(2);
-  $('orbit-params').hidden = s.scene !== 'orbit';
-  $('pendulum-params').hidden = s.scene !== 'pendulum';
-  $('keys-hint').textContent = s.scene === 'orbit'
+  showScene(s.scene);
+  renderStabilityList();
+}
+
+// The tab shown, and its panel.
+function showView() {
+  const stability = page.view === 'stability';
+  for (const tab of document.querySelectorAll('[role=tab]')) {
+    const selected = tab.dataset.view === page.view;
+    tab.setAttribute('aria-selected', String(selected));
+    tab.tabIndex = selected ? 0 : -1;
+  }
+  $('sim-panel').hidden = stability;
+  $('stability-panel').hidden = !stability;
+  if (!stability) $('sim-panel').setAttribute('aria-labelledby', `tab-${page.view}`);
+}
+
+// The parts of the panel that depend on the scene: its parameter and its keys.
+function showScene(scene) {
+  $('orbit-params').hidden = scene !== 'orbit';
+  $('pendulum-params').hidden = scene !== 'pendulum';
+  $('keys-hint').textContent = scene === 'orbit'
     ? 'Click the picture, then ↑ prograde, ↓ retrograde, ← radially in, → radially out.'
     : 'Click the picture, then ↑ pushes the bob with its swing, ↓ against it.';
-  renderStabilityList();
+}
+
+// Before the server answers, what the address asks for: the tab, the scene's
+// planet or pivot, and its parameter (the server's checks come with its hello).
+function showPreview() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const view = params.get('scene');
+  page.view = ['orbit', 'pendulum', 'stability'].includes(view) ? view : 'orbit';
+  const scene = page.view === 'stability' ? (params.get('sim') === 'pendulum' ? 'pendulum' : 'orbit') : page.view;
+  const e = Number(params.get('e'));
+  page.preview = { scene, e: e > 0 && e < 1 ? e : 0 };
+  showView();
+  showScene(scene);
+  scheduleDraw();
 }
 
 // One radio (or, racing, one checkbox) per method offered; a chosen one shows its colour.
@@ -594,7 +676,7 @@ function renderBars(runner) {
 function renderStabilityList() {
   const list = $('stability-list');
   if (!page.hello) return;
-  if (!list.children.length) {
+  if (!list.querySelector('input')) {      // the first time: the methods replace the "listed once" hint
     list.replaceChildren(...page.hello.stability_methods.map((name) => choice(name, 'checkbox', 'method')));
   }
   markChosen(list, page.stability.methods);
@@ -687,7 +769,7 @@ function scheduleDraw() {
     if (page.view === 'stability') {
       if (drawStability()) scheduleDraw();
     } else {
-      sceneView.draw(page.frame, page.settings, page.hello ? page.hello.limits.thrust_dv : 0.005);
+      sceneView.draw(page.frame, page.settings || page.preview, page.hello ? page.hello.limits.thrust_dv : 0.005);
       errorPlot.draw();
     }
   });
@@ -741,4 +823,7 @@ window.odekitPage = Object.freeze({
 });
 
 wire();
+setConnected(false);
+showPreview();
+showStatus(`connecting to the odekit server at ${location.host}…`);
 connect();

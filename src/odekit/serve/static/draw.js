@@ -113,7 +113,7 @@ export class SceneView {
     const { ctx, w, h } = fitCanvas(this.canvas);
     ctx.fillStyle = BACKGROUND;
     ctx.fillRect(0, 0, w, h);
-    if (!frame || !settings) return;
+    if (!settings) return;
     const orbit = settings.scene === 'orbit';
     const centre = this.centre(settings);
     const extent = Math.max(this.extent, orbit ? 1.2 : 1.25);
@@ -122,6 +122,7 @@ export class SceneView {
 
     if (orbit) this.drawPlanet(ctx, toScreen([0, 0]));
     else this.drawPivot(ctx, toScreen([0, 0]), scale);
+    if (!frame) return;         // before the first frame: the planet or the pivot alone
     // Solvers that agree draw the same path.  So that none hides another, the
     // paths are drawn like a cable: the first solver thinnest and on top, each
     // later one a little wider underneath, showing as a band along the others.
