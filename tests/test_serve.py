@@ -596,6 +596,26 @@ def test_the_hosts_answered_depend_on_the_interface():
             Hosts("127.0.0.1", [bad])
 
 
+def test_a_server_without_http_denials_refuses_at_the_handshake_with_a_close():
+    import asyncio
+
+    from odekit.serve.app import POLICY_VIOLATION, Hosts, _Guard
+
+    sent = []
+
+    async def record(message):
+        sent.append(message)
+
+    async def never(scope, receive, send):
+        raise AssertionError("a refused socket reached the application")
+
+    scope = {"type": "websocket", "headers": [(b"host", b"127.0.0.1:8000"), (b"origin", b"http://evil.example")]}
+    asyncio.run(_Guard(never, Hosts("127.0.0.1"))(scope, None, record))
+    (close,) = sent
+    assert close["type"] == "websocket.close" and close["code"] == POLICY_VIOLATION
+    assert close["reason"].startswith("a page from http://evil.example may not open this server's socket")
+
+
 BREAKERS = [    # messages that ended the socket with a traceback: each now gets its error
     ('{"type": "start", "\\ud800": 1}', "\ud800", "unknown field"),
     ('{"type": "start", "scene": "\\udfff"}', "scene", "orbit, pendulum"),

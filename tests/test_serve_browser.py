@@ -96,21 +96,24 @@ def browser():
 
 
 @pytest.fixture
-def open_page(browser, url):
-    """``open_page(hash)``: the page at ``url#hash`` once its first frame is drawn.
+def open_page(browser, request):
+    """``open_page(hash)``: the page at ``url#hash`` (or ``base#hash``) once its first frame is drawn.
 
-    Console errors and warnings, and uncaught page errors, fail the test.
+    Console errors and warnings, and uncaught page errors, fail the test;
+    with ``socket_may_fail``, Chromium's own report of a socket that failed
+    does not.
     """
     contexts, problems_seen = [], []
 
-    def open_(fragment="", base=None, wait=True):
+    def open_(fragment="", base=None, wait=True, socket_may_fail=False):
         context = browser.new_context(viewport=VIEWPORT)
         contexts.append(context)
         page = context.new_page()
         page.on("console", lambda m: problems_seen.append(f"console {m.type}: {m.text}")
-                if m.type in ("error", "warning") else None)
+                if m.type in ("error", "warning")
+                and not (socket_may_fail and m.text.startswith("WebSocket connection to")) else None)
         page.on("pageerror", lambda e: problems_seen.append(f"page error: {e}"))
-        page.goto((base or url) + fragment)
+        page.goto((base or request.getfixturevalue("url")) + fragment)
         if wait:
             page.wait_for_function("() => window.odekitPage && window.odekitPage.frame", timeout=FIRST_FRAME)
         return page
@@ -504,6 +507,7 @@ def test_a_refusal_by_the_server_is_shown_on_the_page(open_page):
 # --- a server that is not there ----------------------------------------------------------------
 
 CONNECT_TIMEOUT = 5.0       # s: the page's own limit on a handshake (app.js)
+HELLO_TIMEOUT = 10.0        # s: the page's wait for the server's first message before it says so (app.js)
 INK = [148, 163, 184]       # the pendulum's pivot (draw.js)
 
 
@@ -522,38 +526,13 @@ def _page_only(socket):
                              WebSocketRoute("/ws", socket)])
 
 
-@pytest.fixture
-def bare_page(browser):
-    """``bare_page(address)``: a page opened without waiting for anything.
-
-    Page errors, and console errors other than Chromium's own report of a
-    socket that failed, fail the test.
-    """
-    contexts, problems_seen = [], []
-
-    def open_(address):
-        context = browser.new_context(viewport=VIEWPORT)
-        contexts.append(context)
-        page = context.new_page()
-        page.on("console", lambda m: problems_seen.append(f"console {m.type}: {m.text}")
-                if m.type in ("error", "warning") and not m.text.startswith("WebSocket connection to") else None)
-        page.on("pageerror", lambda e: problems_seen.append(f"page error: {e}"))
-        page.goto(address)
-        return page
-
-    yield open_
-    for context in contexts:
-        context.close()
-    assert not problems_seen, "the page logged:\n" + "\n".join(problems_seen)
-
-
 def status(page):
     return page.evaluate("(() => { const s = document.querySelector('[data-testid=status]');"
                          " return {kind: s.dataset.kind, text: s.textContent}; })()")
 
 
 @pytest.mark.parametrize("behaviour", ["refuses", "never answers"])
-def test_the_page_says_when_it_cannot_reach_the_server_and_tries_again(bare_page, behaviour):
+def test_the_page_says_when_it_cannot_reach_the_server_and_tries_again(open_page, behaviour):
     import asyncio
 
     attempts, release = [], threading.Event()
@@ -568,7 +547,7 @@ def test_the_page_says_when_it_cannot_reach_the_server_and_tries_again(bare_page
     address, stop = _serve(_page_only(socket))
     try:
         began = time.monotonic()
-        page = bare_page(address + "#scene=pendulum")
+        page = open_page("#scene=pendulum", base=address, wait=False, socket_may_fail=True)
         # before any answer: the tab the link asks for, its pivot drawn, the controls waiting
         assert page.get_attribute("#tab-pendulum", "aria-selected") == "true"
         centre = page.evaluate("[document.querySelector('#scene').clientWidth / 2,"
@@ -599,11 +578,11 @@ def test_the_page_says_when_it_cannot_reach_the_server_and_tries_again(bare_page
         stop()
 
 
-def test_the_page_says_when_the_connection_drops_and_reconnects_by_itself(bare_page):
+def test_the_page_says_when_the_connection_drops_and_reconnects_by_itself(open_page):
     port = _free_port()
     address, stop = _serve(create_app(warm=False), port)
-    page = bare_page(address + "#scene=orbit&solvers=rk4&rate=200&speed=10")
-    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t > 1", timeout=FIRST_FRAME)
+    page = open_page("#scene=orbit&solvers=rk4&rate=200&speed=10", base=address, socket_may_fail=True)
+    wait_for_time(page, 1.0)
     assert not page.is_disabled('[data-testid="rate"]')
     stop()
     page.wait_for_function("() => document.querySelector('[data-testid=status]').dataset.kind === 'error'",
@@ -621,4 +600,29 @@ def test_the_page_says_when_the_connection_drops_and_reconnects_by_itself(bare_p
         settings_are(page, scene="orbit", solvers=["rk4"], rate=200, speed=10)
         assert not page.is_disabled('[data-testid="rate"]')
     finally:
+        stop()
+
+
+def test_the_page_says_when_the_server_accepts_but_never_says_hello(open_page):
+    import asyncio
+
+    attempts, release = [], threading.Event()
+
+    async def socket(ws):
+        attempts.append(time.monotonic())
+        await ws.accept()
+        while not release.is_set():
+            await asyncio.sleep(0.05)
+        await ws.close()
+
+    address, stop = _serve(_page_only(socket))
+    try:
+        page = open_page(base=address, wait=False, socket_may_fail=True)
+        page.wait_for_function("() => document.querySelector('[data-testid=status]').dataset.kind === 'error'",
+                               timeout=(HELLO_TIMEOUT + 5) * 1000)
+        shown = status(page)["text"]
+        assert f"accepted the connection but has said nothing for {HELLO_TIMEOUT:g} s; still waiting" in shown
+        assert len(attempts) == 1 and page.is_disabled('[data-testid="rate"]')     # it waits, it does not retry
+    finally:
+        release.set()
         stop()
