@@ -35,7 +35,7 @@ import math
 import numpy as np
 from scipy import sparse
 
-from .problem import ODEProblem, SecondOrderProblem
+from ..problem import ODEProblem, SecondOrderProblem
 
 
 # --- parameter checks ------------------------------------------------------------------
