@@ -1,4 +1,95 @@
-"""The problem zoo (moved whole into orbits.py so that its history follows; split by kind next)."""
+"""The problem zoo: test problems with exact solutions and invariants.
 
-from .orbits import *  # noqa: F401,F403
-from .orbits import _hires_rhs  # noqa: F401
+Two kinds of problems live here.  From the simulation literature:
+:func:`decay`, :func:`bead_on_rod`, :func:`bead_on_wire`, :func:`rotation`,
+:func:`kepler`, :func:`pendulum`, :func:`harmonic_oscillator`.  Standard test
+problems of the numerical literature: :func:`arenstorf`,
+:func:`van_der_pol`, :func:`lorenz`, :func:`brusselator`, :func:`robertson`,
+:func:`hires`, :func:`henon_heiles`, :func:`outer_solar_system`,
+:func:`mass_spring_chain`.  And one large, stiff one from graphics:
+:func:`cloth`, Baraff & Witkin's mass--spring sheet with sparse Jacobians.
+``PROBLEMS`` maps each name to its constructor and :func:`problem` builds one
+by name.
+
+They live in modules by kind, and every name is importable from
+``odekit.problems`` itself:
+
+* :mod:`~odekit.problems.linear` -- decay, rotation, bead_on_wire,
+  bead_on_rod, harmonic_oscillator, mass_spring_chain (each exact);
+* :mod:`~odekit.problems.nonlinear` -- pendulum, lorenz, brusselator;
+* :mod:`~odekit.problems.orbits` -- kepler, arenstorf, henon_heiles,
+  outer_solar_system;
+* :mod:`~odekit.problems.stiff` -- van_der_pol, robertson, hires;
+* :mod:`~odekit.problems.cloth_sheet` -- cloth;
+* ``_checks`` -- the checks of their parameters.
+
+Each constructor returns an :class:`~odekit.ODEProblem` or a
+:class:`~odekit.SecondOrderProblem` with
+
+* ``exact(t)`` -- the true ``y(t)`` (or ``(x(t), v(t))``) where a closed form
+  exists, else ``None``;
+* ``invariants`` -- ``{name: g(t, y)}`` (or ``g(t, x, v)``) of quantities the
+  true flow keeps constant.  A damped problem keeps its ``energy`` entry so
+  that its decay can be watched; each docstring says when it is conserved;
+* ``autonomous=True`` -- no right-hand side here depends on ``t``, which
+  spares Rosenbrock methods the time derivative (two evaluations a step).
+
+Right-hand sides are module-level functions that take their parameters as
+``args`` (never closures over parameters), so every instance of a problem
+shares one compiled function: the compiled backend builds it once per
+process, not once per instance.  They are written for Numba's nopython mode.
+Parameters are passed as floats, and most problems pass one to three of them,
+so problems share the compiled kernels of their argument types too.
+"""
+
+# Every name the zoo had as one module, importable from here as before (_hires_rhs: the tests call it).
+from ..problem import ODEProblem, SecondOrderProblem  # noqa: F401
+from .cloth_sheet import CLOTH_GRAVITY, cloth, cloth_springs, cloth_stretch  # noqa: F401
+from .linear import (bead_on_rod, bead_on_wire, chain_modes, decay, harmonic_oscillator,  # noqa: F401
+                     mass_spring_chain, rotation)
+from .nonlinear import brusselator, lorenz, pendulum, pendulum_period  # noqa: F401
+from .orbits import (ARENSTORF_MU, ARENSTORF_PERIOD, ARENSTORF_V0, OUTER_SOLAR_SYSTEM_BODIES,  # noqa: F401
+                     OUTER_SOLAR_SYSTEM_G, OUTER_SOLAR_SYSTEM_MASSES, arenstorf, henon_heiles, kepler,
+                     kepler_anomaly, nbody_energy, outer_solar_system, runge_lenz)
+from .stiff import (HIRES_REFERENCE, HIRES_T_END, HIRES_Y0, _hires_rhs, hires, robertson,  # noqa: F401
+                    van_der_pol)
+
+
+PROBLEMS = {
+    # from the simulation literature
+    "decay": decay,
+    "bead_on_rod": bead_on_rod,
+    "bead_on_wire": bead_on_wire,
+    "rotation": rotation,
+    "kepler": kepler,
+    "pendulum": pendulum,
+    "harmonic_oscillator": harmonic_oscillator,
+    # standard test problems
+    "arenstorf": arenstorf,
+    "van_der_pol": van_der_pol,
+    "lorenz": lorenz,
+    "brusselator": brusselator,
+    "robertson": robertson,
+    "hires": hires,
+    "henon_heiles": henon_heiles,
+    "outer_solar_system": outer_solar_system,
+    "mass_spring_chain": mass_spring_chain,
+    "cloth": cloth,
+}
+
+
+def problem(name, **params):
+    """A zoo problem by name, with keyword parameters (``problem("kepler", e=0.9)``).
+
+    ``PROBLEMS`` lists the names; an unknown name gets a ValueError with the
+    closest names and the full list.
+    """
+    try:
+        make = PROBLEMS[name]
+    except (KeyError, TypeError):
+        import difflib
+
+        close = difflib.get_close_matches(str(name), list(PROBLEMS), n=3, cutoff=0.5)
+        hint = f"; closest: {', '.join(close)}" if close else ""
+        raise ValueError(f"unknown problem {name!r}{hint}. Known: {', '.join(PROBLEMS)}") from None
+    return make(**params)
