@@ -213,7 +213,7 @@ def _stability(args):
 
     _check_outputs(args)
     chosen = [lookup_method(name) for name in args.methods]
-    regions = [m.name for m in chosen if m.family != "splitting"]
+    regions = [m.name for m in chosen if not m.second_order_only]
     if args.plot and not regions:
         raise ValueError("--plot draws stability regions of Runge-Kutta and Rosenbrock methods; "
                          "splitting methods have none in the complex plane")
@@ -221,7 +221,7 @@ def _stability(args):
     lines = []
     with Progress("stability", quiet=args.quiet) as bar:
         for done, m in enumerate(chosen, start=1):
-            if m.family == "splitting":
+            if m.second_order_only:
                 limit = analysis.oscillator_stability_limit(m)
                 lines.append(f"{m.name}: splitting method; on x'' = -ω²x stable for hω < {limit:.6g}")
             else:
