@@ -16,7 +16,7 @@ import pytest
 
 import odekit
 from odekit.kernels import bdf as bdf_kernel
-from odekit.methods import Method
+from odekit.registry import Method
 from odekit.multistep import NDF_KAPPA, BDFCoefficients
 
 LAMBDA = np.array([-1.0, -0.3])

@@ -11,7 +11,7 @@ import pytest
 from scipy import sparse
 
 import odekit
-from odekit.methods import methods
+from odekit.registry import methods
 from odekit.sparse import LinearSolver, column_groups
 
 N = 40

@@ -181,7 +181,8 @@ def prepare(problem, family, backend, kernel_data, start):
             # the kernels run as Python, but the problem's function -- a loop over 100,000
             # springs, say -- is still worth compiling
             try:
-                rhs, jac = _adapters(*_adapter_key(problem, family.second_order), "lazy", None, True)
+                key = _adapter_key(problem, family.second_order, family.implicit)
+                rhs, jac = _adapters(*key, "lazy", None, True)
                 kernels = Kernels("python", f"{reason}; the problem's function is compiled",
                                   family.drive, family.deriv, rhs, jac)
                 return kernels, start(kernels)
@@ -203,7 +204,7 @@ def prepare(problem, family, backend, kernel_data, start):
             warnings.warn("odekit: Numba could not compile the problem's functions, so the Python "
                           f"backend runs them ({reason})", BackendFallbackWarning,
                           stacklevel=caller_stacklevel())
-    rhs, jac = _adapters(*_adapter_key(problem, family.second_order), "python", None, sparse)
+    rhs, jac = _adapters(*_adapter_key(problem, family.second_order, family.implicit), "python", None, sparse)
     kernels = Kernels("python", reason, family.drive, family.deriv, rhs, jac)
     return kernels, start(kernels)
 
@@ -215,7 +216,8 @@ class _UserCodeNotCompiled(Exception):
 def _compiled(problem, family, kernel_data):
     dtype = kernel_data[1][0].dtype       # of the work matrix
     fingerprint = _fingerprint(problem.args)
-    key = None if fingerprint is None else (_adapter_key(problem, family.second_order), family, fingerprint, dtype)
+    adapters = _adapter_key(problem, family.second_order, family.implicit)
+    key = None if fingerprint is None else (adapters, family, fingerprint, dtype)
     kernels = _PREPARED.get(key)
     if kernels is None:
         kernels = _compile(problem, family, kernel_data, dtype)
@@ -249,7 +251,8 @@ def _compile(problem, family, kernel_data, dtype):
 
     try:
         args_type = jit.typeof(problem.args)
-        rhs, jac = _adapters(*_adapter_key(problem, family.second_order), "numba", jit.rhs_signature(args_type, dtype))
+        rhs, jac = _adapters(*_adapter_key(problem, family.second_order, family.implicit), "numba",
+                             jit.rhs_signature(args_type, dtype))
     except Exception as exc:
         if _is_compile_error(exc) or isinstance(exc, ValueError) and "Numba type" in str(exc):
             raise _UserCodeNotCompiled() from exc
@@ -278,9 +281,14 @@ def _compiled_kernels(family, args_type, dtype, fns, kernel_data):
     return _KERNELS[key]
 
 
-def _adapter_key(problem, takes_force):
-    """What the adapters depend on; ``takes_force``: the family integrates the force itself (splitting)."""
-    user, jac = (problem.accel if problem.second_order else problem.fun), problem.jac
+def _adapter_key(problem, takes_force, needs_jac=True):
+    """What the adapters depend on.
+
+    ``takes_force``: the family integrates the force itself (splitting);
+    ``needs_jac``: it uses the Jacobian (implicit), so the user's ``jac`` is
+    compiled -- and only then, since an explicit run never calls it.
+    """
+    user, jac = (problem.accel if problem.second_order else problem.fun), (problem.jac if needs_jac else None)
     if jac is not None and not callable(jac):
         # one hashable stand-in per problem, so repeated solves reuse the compiled adapter
         jac = problem.__dict__.setdefault("_constant_jacobian", _Constant(jac))

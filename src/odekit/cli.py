@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from . import methods, problems, solve
-from .methods import method as lookup_method
+from .registry import method as lookup_method
 from .progress import Progress
 from .sparse import LINEAR_SOLVERS
 from .shootout import shootout, shootout_problem

@@ -15,7 +15,7 @@ from . import backend as _backend, sparse as _sparse
 from .controllers import FixedStep, MethodControl, PIController, StepDoubling
 from .kernels import layout as L
 from .kernels.interface import MethodData, Output, RunState, no_output
-from .methods import method as lookup_method
+from .registry import method as lookup_method
 from .problem import ODEProblem, SecondOrderProblem
 from .solution import DenseOutput, Solution, Stats, Status
 

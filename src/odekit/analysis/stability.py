@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..methods import Method, method as _lookup
+from ..registry import Method, method as _lookup
 from ..multistep import BDFCoefficients
 from ..splitting import SplittingScheme
 from ..surds import exact

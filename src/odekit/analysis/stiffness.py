@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 
 from .. import backend as _backend
-from ..methods import method as _lookup, methods as _methods
+from ..registry import method as _lookup, methods as _methods
 from ..problem import ODEProblem, SecondOrderProblem
 from .stability import (is_explicit_tableau, is_splitting, max_stable_step, oscillator_step_matrix,
                         stability_function)
@@ -265,7 +265,7 @@ def _force_route(problem):
 
 def _adapter(problem, force, backend):
     """The kernel-convention function ``rhs(t, W, src, dst, args)``: the force for the force route."""
-    key = _backend._adapter_key(problem, force)
+    key = _backend._adapter_key(problem, force, needs_jac=False)
     if backend != "python":
         try:
             from ..kernels import jit
@@ -600,9 +600,12 @@ def fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0=None):
     method's stability region *and* the fastest mode would grow more than a
     thousandfold over the steps of the span: explicit Euler on an undamped
     oscillation is unstable at every step, but at a small step its growth is
-    an accuracy matter, not stiffness.  Silent when no estimate can be made.
-    The evaluations are the caller's to not count.
+    an accuracy matter, not stiffness.  Silent when no estimate can be made,
+    and for a method this module has no stability theory for (a family of
+    the user's).  The evaluations are the caller's to not count.
     """
+    if not (is_explicit_tableau(method) or is_splitting(method)):
+        return None
     model = _quiet_model(problem, rhs, force_only, t0, u, f0)
     if model is None:
         return None
@@ -668,7 +671,7 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
 
     The evaluations (about 20) are not counted in the run's statistics.
     """
-    if stats.naccepted < STARVING_STEPS:
+    if stats.naccepted < STARVING_STEPS or not (is_explicit_tableau(method) or is_splitting(method)):
         return None
     recorded = states is not None
     last = np.abs(steps[-101:-1] if recorded else steps) / (2.0 if doubling else 1.0)

@@ -14,7 +14,8 @@ loop never asks which kind of control runs.
 import math
 
 from . import jitable
-from .layout import C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HOLD, C_KIND, C_SAFETY, ERR_PREV, SELF, STEP_FACTOR
+from .layout import (C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HOLD, C_KIND, C_SAFETY, ERR_PREV, SELF,
+                     STEP_FACTOR)
 
 @jitable
 def accept_factor(ctrl, err, err_prev, after_reject):

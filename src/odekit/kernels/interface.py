@@ -18,7 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 Functions = namedtuple("Functions", "rhs jac args")
-Functions.__doc__ = """The problem's functions in the kernel convention (see :mod:`.evaluation`) and their ``args``."""
+Functions.__doc__ = """The problem's functions in the kernel convention (:mod:`.evaluation`) and their ``args``."""
 
 MethodData = namedtuple("MethodData", "m P ctrl tol")
 MethodData.__doc__ = """The method's coefficients ``m`` (the family's kernel data), its continuous extension

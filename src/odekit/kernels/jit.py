@@ -42,7 +42,8 @@ from numba.extending import intrinsic, overload, register_jitable
 from . import COMPILED_AS, JITABLE, borrowed
 from .. import kernels as kernels_package
 # Import every kernel module so that their decorators have run.
-from . import bdf, control, dense, driver, evaluation, explicit_rk, implicit_rk, radau, rosenbrock, splitting  # noqa: F401
+from . import (bdf, control, dense, driver, evaluation, explicit_rk, implicit_rk, radau, rosenbrock,  # noqa: F401
+               splitting)
 
 OPTIONS = {"error_model": "numpy"}
 

@@ -19,7 +19,7 @@ import numpy as np
 from .. import analysis
 from ..analysis.stiffness import StiffnessWarning
 from ..integrator import IntegrationError, Integrator
-from ..methods import method as lookup_method, methods as all_methods
+from ..registry import method as lookup_method, methods as all_methods
 from ..multistep import BDFCoefficients
 from ..shootout import DEFAULT_METHODS, _applies
 from .scenes import SCENES

@@ -1,4 +1,4 @@
-"""The method registry: one list that the solver, tests, docs and CLI read.
+"""The method registry: one list that the solver, tests, docs, CLI and shootout read.
 
 A :class:`Method` is data -- coefficients plus what a user needs to choose
 it: order, stages, evaluations per step, stability, reference.  Most of the
