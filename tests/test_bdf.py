@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import odekit
-from odekit.kernels import layout
-from odekit.methods import Method
+from odekit.kernels import bdf as bdf_kernel
+from odekit.registry import Method
 from odekit.multistep import NDF_KAPPA, BDFCoefficients
 
 LAMBDA = np.array([-1.0, -0.3])
@@ -54,7 +54,7 @@ def test_every_step_satisfies_the_formula_of_its_order(max_order, kappa, backend
         integ.step()
         ts.append(integ.t)
         ys.append(integ.y.copy())
-        orders.append(int(integ._ist[layout.BDF_ORDER]))      # the order this step used
+        orders.append(int(integ._ist[bdf_kernel.BDF_ORDER]))      # the order this step used
     assert max(orders) == max_order                          # it climbs to the top order on a smooth problem
     gamma = [0.0] + list(np.cumsum([1.0 / j for j in range(1, 7)]))
     checked = 0
@@ -99,7 +99,7 @@ def test_error_falls_with_the_tolerance_and_the_order_climbs(name):
         integ = odekit.Integrator(prob, name, rtol=rtol, atol=rtol * 1e-3)
         integ.advance_to(10.0)
         errors.append(float(np.max(np.abs(integ.y - exact_ref))))
-        top = int(integ._ist[layout.BDF_ORDER])
+        top = int(integ._ist[bdf_kernel.BDF_ORDER])
     assert errors[1] < errors[0] / 10 and errors[2] < errors[1] / 10, errors
     assert top == 5                                            # tight tolerance, smooth solution: order 5
 
@@ -118,7 +118,7 @@ def test_writing_the_state_restarts_the_history_at_order_one():
     prob = odekit.ODEProblem(linear, (0.0, 10.0), [1.0, 0.5])
     integ = odekit.Integrator(prob, "bdf", rtol=1e-8, atol=1e-10)
     integ.advance_to(5.0)
-    assert integ._ist[layout.BDF_ORDER] > 1
+    assert integ._ist[bdf_kernel.BDF_ORDER] > 1
     integ.y = integ.y * 1.5                                    # an impulse: the differences no longer hold
     integ.step()
-    assert integ._ist[layout.BDF_ORDER] == 1
+    assert integ._ist[bdf_kernel.BDF_ORDER] == 1

@@ -11,7 +11,7 @@ import pytest
 from scipy import sparse
 
 import odekit
-from odekit.methods import methods
+from odekit.registry import methods
 from odekit.sparse import LinearSolver, column_groups
 
 N = 40
@@ -87,7 +87,7 @@ def test_grouped_differences_match_the_analytic_jacobian():
     from odekit import backend
 
     problem = _line(jac_sparsity=_tridiagonal(N))
-    rhs, _ = backend._adapters(*backend._adapter_key(problem, "implicit_rk"), "python", None, True)
+    rhs, _ = backend._adapters(*backend._adapter_key(problem, False), "python", None, True)
     W = np.zeros((5, N))
     W[0] = problem.y0
     W[1] = _diffusion(0.0, W[0])

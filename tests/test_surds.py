@@ -7,7 +7,7 @@ import math
 import pytest
 
 from odekit import analysis
-from odekit.methods import Method
+from odekit.registry import Method
 from odekit.surds import Surd
 from odekit.tableau import ButcherTableau
 

@@ -8,7 +8,10 @@ differ, and compiled speed::
     sol = odekit.solve(prob, "velocity_verlet", h=0.01)
     sol.invariants()["energy"]
 
-``odekit.methods()`` prints the registry; ``odekit.shootout("kepler")``
+``odekit.methods()`` prints the registry (:mod:`odekit.registry`; a method
+of your own goes in with ``odekit.register``, a family of your own with
+``odekit.register_family``, as ``examples/adams_bashforth.py`` shows);
+``odekit.shootout("kepler")``
 compares methods at an equal budget of derivative evaluations;
 :mod:`odekit.analysis` measures orders, stability and drift, and
 :mod:`odekit.plot` draws it all.
@@ -19,7 +22,8 @@ from . import problems
 from . import analysis  # noqa: F401  (odekit.analysis: order, stability, drift, work-precision)
 from .controllers import FixedStep, MethodControl, PIController, StepDoubling
 from .integrator import IntegrationError, Integrator
-from .methods import Method, methods, method
+from .families import Family, register_family
+from .registry import Method, method, methods, register
 from .problem import ODEProblem, SecondOrderProblem, System
 from .backend import BackendFallbackWarning
 from .analysis.stiffness import StiffnessWarning
@@ -32,9 +36,9 @@ from .tableau import ButcherTableau, RosenbrockTableau
 __version__ = "0.1.0"
 
 __all__ = [
-    "BackendFallbackWarning", "ButcherTableau", "FixedStep", "IntegrationError", "Integrator",
+    "BackendFallbackWarning", "ButcherTableau", "Family", "FixedStep", "IntegrationError", "Integrator",
     "Method", "MethodControl", "ODEProblem", "PIController", "RosenbrockTableau", "SecondOrderProblem", "Solution",
     "ShootoutResult", "SplittingScheme", "Stats", "Status", "StepDoubling", "StiffnessWarning", "System",
     "analysis", "method",
-    "methods", "problems", "shootout", "solve", "solve_ivp",
+    "methods", "problems", "register", "register_family", "shootout", "solve", "solve_ivp",
 ]

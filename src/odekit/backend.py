@@ -19,33 +19,11 @@ import warnings
 
 import numpy as np
 
-from .kernels.bdf import bdf_step
-from .kernels.driver import make_drive
-from .kernels.evaluation import first_order_derivative, store, store_matrix
-from .kernels.explicit_rk import explicit_rk_step
-from .kernels.implicit_rk import implicit_rk_step
-from .kernels.radau import radau_step
-from .kernels.rosenbrock import rosenbrock_step
-from .kernels.splitting import copy_velocity, second_order_derivative, splitting_step
+from .kernels.evaluation import store, store_matrix
+from .kernels.interface import Functions
+from .kernels.splitting import copy_velocity
 
 BACKENDS = ("auto", "numba", "python")
-
-DERIVATIVES = {
-    "explicit_rk": first_order_derivative,
-    "implicit_rk": first_order_derivative,
-    "radau": first_order_derivative,
-    "bdf": first_order_derivative,
-    "rosenbrock": first_order_derivative,
-    "splitting": second_order_derivative,
-}
-DRIVES = {
-    "explicit_rk": make_drive(explicit_rk_step, first_order_derivative),
-    "implicit_rk": make_drive(implicit_rk_step, first_order_derivative),
-    "radau": make_drive(radau_step, first_order_derivative),
-    "bdf": make_drive(bdf_step, first_order_derivative),
-    "rosenbrock": make_drive(rosenbrock_step, first_order_derivative),
-    "splitting": make_drive(splitting_step, second_order_derivative),
-}
 
 
 SPARSE_REASON = "sparse linear algebra runs on the Python backend"
@@ -172,12 +150,17 @@ class Kernels:
     rhs: object
     jac: object
 
+    def functions(self, args):
+        """The :class:`~odekit.kernels.interface.Functions` bundle of a run with ``args``."""
+        return Functions(self.rhs, self.jac, args)
+
 
 def prepare(problem, family, backend, kernel_data, start):
-    """Kernels for ``problem`` run by ``family``, and the first derivative.
+    """Kernels for ``problem`` run by ``family`` (a :class:`~odekit.families.Family`), and the first derivative.
 
-    ``kernel_data`` is ``(m, P, scratch)``, the method data, dense matrix and
-    work arrays: their types select the compiled kernels; a sparse Jacobian
+    ``kernel_data`` is ``(data, scratch)``, the run's
+    :class:`~odekit.kernels.interface.MethodData` and work arrays: their
+    types select the compiled kernels; a sparse Jacobian
     among them (see :mod:`odekit.sparse`) runs the kernels as Python, with
     the problem's function compiled when Numba can.  ``start(kernels)``
     makes the run's first evaluation and returns its result, handed back with
@@ -188,7 +171,7 @@ def prepare(problem, family, backend, kernel_data, start):
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     reason = ""
-    sparse = not isinstance(kernel_data[2][1], np.ndarray)
+    sparse = not isinstance(kernel_data[1][1], np.ndarray)
     if sparse:
         if backend == "numba":
             raise ValueError("backend='numba' cannot run sparse linear algebra; use backend='auto' "
@@ -198,9 +181,10 @@ def prepare(problem, family, backend, kernel_data, start):
             # the kernels run as Python, but the problem's function -- a loop over 100,000
             # springs, say -- is still worth compiling
             try:
-                rhs, jac = _adapters(*_adapter_key(problem, family), "lazy", None, True)
+                key = _adapter_key(problem, family.second_order, family.implicit)
+                rhs, jac = _adapters(*key, "lazy", None, True)
                 kernels = Kernels("python", f"{reason}; the problem's function is compiled",
-                                  DRIVES[family], DERIVATIVES[family], rhs, jac)
+                                  family.drive, family.deriv, rhs, jac)
                 return kernels, start(kernels)
             except Exception as exc:
                 if not _is_compile_error(exc):
@@ -220,8 +204,8 @@ def prepare(problem, family, backend, kernel_data, start):
             warnings.warn("odekit: Numba could not compile the problem's functions, so the Python "
                           f"backend runs them ({reason})", BackendFallbackWarning,
                           stacklevel=caller_stacklevel())
-    rhs, jac = _adapters(*_adapter_key(problem, family), "python", None, sparse)
-    kernels = Kernels("python", reason, DRIVES[family], DERIVATIVES[family], rhs, jac)
+    rhs, jac = _adapters(*_adapter_key(problem, family.second_order, family.implicit), "python", None, sparse)
+    kernels = Kernels("python", reason, family.drive, family.deriv, rhs, jac)
     return kernels, start(kernels)
 
 
@@ -230,9 +214,10 @@ class _UserCodeNotCompiled(Exception):
 
 
 def _compiled(problem, family, kernel_data):
-    dtype = kernel_data[2][0].dtype       # of the work matrix
+    dtype = kernel_data[1][0].dtype       # of the work matrix
     fingerprint = _fingerprint(problem.args)
-    key = None if fingerprint is None else (_adapter_key(problem, family), family, fingerprint, dtype)
+    adapters = _adapter_key(problem, family.second_order, family.implicit)
+    key = None if fingerprint is None else (adapters, family, fingerprint, dtype)
     kernels = _PREPARED.get(key)
     if kernels is None:
         kernels = _compile(problem, family, kernel_data, dtype)
@@ -266,19 +251,20 @@ def _compile(problem, family, kernel_data, dtype):
 
     try:
         args_type = jit.typeof(problem.args)
-        rhs, jac = _adapters(*_adapter_key(problem, family), "numba", jit.rhs_signature(args_type, dtype))
+        rhs, jac = _adapters(*_adapter_key(problem, family.second_order, family.implicit), "numba",
+                             jit.rhs_signature(args_type, dtype))
     except Exception as exc:
         if _is_compile_error(exc) or isinstance(exc, ValueError) and "Numba type" in str(exc):
             raise _UserCodeNotCompiled() from exc
         raise
-    drive, deriv = _compiled_kernels(family, args_type, dtype, kernel_data)
+    drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, problem.args), kernel_data)
     return Kernels("numba", "", drive, deriv, rhs, jac)
 
 
 _KERNELS = {}
 
 
-def _compiled_kernels(family, args_type, dtype, kernel_data):
+def _compiled_kernels(family, args_type, dtype, fns, kernel_data):
     """The driver and derivative for one family, argument types and dtype.
 
     The method data and work arrays of a family always have the same types
@@ -288,19 +274,25 @@ def _compiled_kernels(family, args_type, dtype, kernel_data):
 
     key = (family, args_type, dtype)
     if key not in _KERNELS:
-        m, P, scratch = kernel_data
-        deriv_sig, drive_sig = jit.kernel_signatures(
-            args_type, dtype, jit.typeof(m), jit.typeof(P), jit.typeof(scratch))
-        _KERNELS[key] = (jit.kernel(DRIVES[family], drive_sig), jit.kernel(DERIVATIVES[family], deriv_sig))
+        data, scratch = kernel_data
+        deriv_sig, drive_sig = jit.kernel_signatures(fns, data, scratch, dtype)
+        _KERNELS[key] = (jit.kernel(family.drive, drive_sig, family.builtin),
+                         jit.kernel(family.deriv, deriv_sig, family.builtin))
     return _KERNELS[key]
 
 
-def _adapter_key(problem, family):
-    user, jac = (problem.accel if problem.second_order else problem.fun), problem.jac
+def _adapter_key(problem, takes_force, needs_jac=True):
+    """What the adapters depend on.
+
+    ``takes_force``: the family integrates the force itself (splitting);
+    ``needs_jac``: it uses the Jacobian (implicit), so the user's ``jac`` is
+    compiled -- and only then, since an explicit run never calls it.
+    """
+    user, jac = (problem.accel if problem.second_order else problem.fun), (problem.jac if needs_jac else None)
     if jac is not None and not callable(jac):
         # one hashable stand-in per problem, so repeated solves reuse the compiled adapter
         jac = problem.__dict__.setdefault("_constant_jacobian", _Constant(jac))
-    return user, jac, family == "splitting", problem.second_order, problem.shape, problem.inplace
+    return user, jac, takes_force, problem.second_order, problem.shape, problem.inplace
 
 
 class _Constant:
@@ -311,7 +303,7 @@ class _Constant:
 
 
 @functools.lru_cache(maxsize=256)
-def _adapters(user, jac, splitting, second_order, shape, inplace, backend, signatures, sparse=False):
+def _adapters(user, jac, takes_force, second_order, shape, inplace, backend, signatures, sparse=False):
     """The ``(rhs, jac)`` adapters of one user function, compiled for ``signatures``.
 
     ``sparse`` (the kernels run as Python) fills the Jacobian objects of
@@ -327,7 +319,7 @@ def _adapters(user, jac, splitting, second_order, shape, inplace, backend, signa
         rhs_sig = jac_sig = None
     if second_order:
         force = _force_adapter(compile_function(user), shape, inplace)
-        if splitting:
+        if takes_force:
             rhs = compile_function(force, rhs_sig)
         else:
             rhs = compile_function(_reduced_adapter(compile_function(force)), rhs_sig)

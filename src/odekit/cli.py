@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from . import methods, problems, solve
-from .methods import method as lookup_method
+from .registry import method as lookup_method
 from .progress import Progress
 from .sparse import LINEAR_SOLVERS
 from .shootout import shootout, shootout_problem
@@ -216,7 +216,7 @@ def _stability(args):
 
     _check_outputs(args)
     chosen = [lookup_method(name) for name in args.methods]
-    regions = [m.name for m in chosen if m.family != "splitting"]
+    regions = [m.name for m in chosen if not m.second_order_only]
     if args.plot and not regions:
         raise ValueError("--plot draws stability regions of Runge-Kutta and Rosenbrock methods; "
                          "splitting methods have none in the complex plane")
@@ -224,7 +224,7 @@ def _stability(args):
     lines = []
     with Progress("stability", quiet=args.quiet) as bar:
         for done, m in enumerate(chosen, start=1):
-            if m.family == "splitting":
+            if m.second_order_only:
                 limit = analysis.oscillator_stability_limit(m)
                 lines.append(f"{m.name}: splitting method; on x'' = -ω²x stable for hω < {limit:.6g}")
             else:

@@ -11,6 +11,9 @@ formulas below are written once and run in both backends.
   of the error estimate (Gustafsson; Hairer & Wanner, *Solving ODEs II*,
   IV.2), with Hairer's initial-step selection (in the kernel, before the
   first step) when ``h0`` is not given.
+
+The formulas the loop runs are the kernel hooks of
+:mod:`odekit.kernels.control`; this module holds the options.
 * :class:`MethodControl` -- the method decides (variable-order BDF).
 * :class:`StepDoubling` -- for any method: one step of ``h`` against two of
   ``h/2``; their difference divided by ``2^p - 1`` estimates the error of the
@@ -22,7 +25,7 @@ import math
 
 import numpy as np
 
-from .kernels import jitable
+from .kernels.control import accept_factor, initial_step, reject_factor  # noqa: F401  (the formulas)
 from .kernels.layout import (
     C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HAS_JAC, C_HMAX, C_HMIN, C_HOLD,
     C_KIND, C_NEWTON, C_ORDER, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED, SELF,
@@ -181,71 +184,6 @@ def _params(kind, method, k, safety, fmin, fmax, beta1, beta2, hmin, hmax):
     ctrl[C_NEWTON] = 1e-3
     ctrl[C_HAS_JAC] = 0.0
     # an implicit method keeps its factored Newton matrix while h stays put, so
-    # a small growth is not worth a new LU (Hairer & Wanner's RADAU5 keeps h
-    # for factors in [1, 1.2])
-    ctrl[C_HOLD] = IMPLICIT_HOLD if method.family in ("implicit_rk", "radau") else 1.0
+    # a small growth is not worth a new LU: the family says how small (see families)
+    ctrl[C_HOLD] = method.family.hold
     return ctrl
-
-
-IMPLICIT_HOLD = 1.2
-
-
-# --- the formulas, run by the kernels in both backends -------------------------
-
-@jitable
-def accept_factor(ctrl, err, err_prev, after_reject):
-    """Growth factor of ``h`` after an accepted step with error norm ``err``."""
-    if err == 0.0:
-        factor = ctrl[C_FMAX]
-    else:
-        factor = ctrl[C_SAFETY] * err ** (-ctrl[C_BETA1]) * err_prev ** ctrl[C_BETA2]
-    factor = min(ctrl[C_FMAX], max(ctrl[C_FMIN], factor))
-    if after_reject:
-        factor = min(1.0, factor)
-    if 1.0 <= factor <= ctrl[C_HOLD]:
-        factor = 1.0
-    return factor
-
-
-@jitable
-def reject_factor(ctrl, err):
-    """Shrink factor of ``h`` after a step rejected with error norm ``err > 1``."""
-    return max(ctrl[C_FMIN], ctrl[C_SAFETY] * err ** (-1.0 / ctrl[C_EXPONENT]))
-
-
-@jitable
-def initial_step(deriv, rhs, args, t0, W, y, f, y1, f1, direction, k, tol, ist, fs):
-    """Hairer's starting step (*Solving ODEs I*, II.4, p. 169), unsigned.
-
-    Compares the size of ``W[y]`` and its derivative ``W[f]`` to choose
-    ``h0``, takes an explicit Euler step (into row ``y1``) to estimate the
-    second derivative, and sets ``h`` so that the local error of a method
-    of local order ``k`` would be near tolerance.  Costs one evaluation of
-    ``deriv`` (counted), into row ``f1``; if that fails, the first guess
-    ``h0`` is returned and the first step meets the failure itself.
-    """
-    n = W.shape[1]
-    d0 = 0.0
-    d1 = 0.0
-    for q in range(n):
-        scale = tol[1, q] + tol[0, q] * abs(W[y, q])
-        d0 += (abs(W[y, q]) / scale) ** 2
-        d1 += (abs(W[f, q]) / scale) ** 2
-    d0 = math.sqrt(d0 / n)
-    d1 = math.sqrt(d1 / n)
-    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
-    for q in range(n):
-        W[y1, q] = W[y, q] + direction * h0 * W[f, q]
-    code = deriv(rhs, args, t0 + direction * h0, W, y1, f1, ist, fs)
-    if code != 0:
-        return h0
-    d2 = 0.0
-    for q in range(n):
-        scale = tol[1, q] + tol[0, q] * abs(W[y, q])
-        d2 += (abs(W[f1, q] - W[f, q]) / scale) ** 2
-    d2 = math.sqrt(d2 / n) / h0
-    if max(d1, d2) <= 1e-15:
-        h1 = max(1e-6, h0 * 1e-3)
-    else:
-        h1 = (0.01 / max(d1, d2)) ** (1.0 / k)
-    return min(100 * h0, h1)

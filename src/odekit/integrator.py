@@ -13,8 +13,9 @@ import numpy as np
 
 from . import backend as _backend, sparse as _sparse
 from .controllers import FixedStep, MethodControl, PIController, StepDoubling
-from .kernels import bdf, layout as L, radau
-from .methods import method as lookup_method
+from .kernels import layout as L
+from .kernels.interface import MethodData, Output, RunState, no_output
+from .registry import method as lookup_method
 from .problem import ODEProblem, SecondOrderProblem
 from .solution import DenseOutput, Solution, Stats, Status
 
@@ -96,22 +97,26 @@ class Integrator:
         self._ctrl[L.C_HAS_JAC] = 0.0 if problem.jac is None else 1.0
         self._ctrl[L.C_AUTONOMOUS] = 1.0 if problem.autonomous else 0.0
         self._ctrl[L.C_NEWTON] = max(1e-3, 20 * EPS / float(self._tol[0].min()))
-        self._data = self.method.kernel_data(problem.second_order and problem.velocity_dependent)
         self._P = self.method.dense_matrix
+        self._method_data = MethodData(self.method.kernel_data(problem.second_order and problem.velocity_dependent),
+                                       self._P, self._ctrl, self._tol)
         self.linear_solver = _sparse.linear_solver(linear_solver, problem, self.method.implicit)
         self._scratch = _scratch(self.method, y, problem, self.linear_solver)
         W = self._scratch[0]
         self._y, self._f = W[L.Y], W[L.F]         # the state and f there: rows of the work matrix
         self._fs = np.zeros(L.FS_SIZE)
         self._ist = np.zeros(L.IST_SIZE, dtype=np.int64)
+        self._state = RunState(self._fs, self._ist)
+        self._no_output = no_output(y.dtype)
         t0, t1 = problem.t_span
         self._direction = 1.0 if t1 > t0 else -1.0
         self._fs[L.T] = self._fs[L.T0] = t0
         self._ist[L.MAX_ACCEPT] = NO_LIMIT if max_steps is None else _count("max_steps", max_steps)
         self._kernels, code = _backend.prepare(problem, self.method.family, backend,
-                                                  (self._data, self._P, self._scratch), self._first_evaluation)
+                                                  (self._method_data, self._scratch), self._first_evaluation)
         if code != L.SUCCESS:
             raise ValueError(_first_evaluation_error(problem, code, t0))
+        self._fns = self._kernels.functions(problem.args)
         self._ist[L.HAVE_F] = 1
         if isinstance(self.controller, FixedStep):
             self._fs[L.H] = self._direction * self.controller.h
@@ -142,7 +147,7 @@ class Integrator:
         from .analysis.stiffness import StiffnessWarning, fixed_step_warning
 
         message = fixed_step_warning(self.problem, self.method, self.controller.h, self._kernels.rhs,
-                                     self.method.family == "splitting", self.t, self._y.copy(), self._f)
+                                     self.method.second_order_only, self.t, self._y.copy(), self._f)
         if message:
             warnings.warn(message, StiffnessWarning, stacklevel=_backend.caller_stacklevel())
 
@@ -162,7 +167,7 @@ class Integrator:
             steps, states = np.diff(t_out[-102:]), y_out[-102:]
         else:
             steps, states = np.array([(self.t - self.problem.t_span[0]) / max(1, int(self._ist[L.NACCEPT]))]), None
-        return starving_note(self.problem, self.method, self._kernels.rhs, self.method.family == "splitting",
+        return starving_note(self.problem, self.method, self._kernels.rhs, self.method.second_order_only,
                              self.t, self._y.copy(), self.stats, steps, states, self.controller.kind == L.DOUBLING)
 
     # --- state --------------------------------------------------------------------
@@ -244,7 +249,7 @@ class Integrator:
         self._ist[L.JAC_REUSE] = 0
         self._fs[L.CARRY_H] = 0.0
         self._fs[L.LU_HG] = 0.0
-        self._fs[L.BDF_H] = 0.0        # BDF restarts its history at order 1
+        self.method.family.restart(self._fs, self._ist)   # e.g. BDF restarts its history at order 1
 
     @property
     def h(self):
@@ -329,8 +334,8 @@ class Integrator:
                 # inf and nan are detected and reported by the kernels; as in the
                 # compiled backend, NumPy need not warn about them on the way
                 with np.errstate(all="ignore"):
-                    status = k.drive(k.rhs, k.jac, self.problem.args, self._data, self._P, self._ctrl,
-                                     self._tol, self._fs, self._ist, self._scratch, *recorder.buffers())
+                    status = k.drive(self._fns, self._method_data, self._state, self._scratch,
+                                     recorder.output(self._no_output))
             except Exception as exc:  # the user's function raised: keep what was computed
                 return L.FUNCTION_ERROR, exc
             if status != L.BUFFER_FULL:
@@ -413,12 +418,10 @@ class Integrator:
 
 class _NoRecording:
     mode = L.RECORD_NONE
-    _empty1 = np.zeros(0)
-    _empty2 = np.zeros((0, 0))
 
-    @classmethod
-    def buffers(cls):
-        return cls._empty1, cls._empty1, cls._empty2, cls._empty1, cls._empty2, cls._empty2, cls._empty2
+    @staticmethod
+    def output(nothing):
+        return nothing
 
 
 class _Recorder:
@@ -456,8 +459,9 @@ class _Recorder:
             self.dense_t[0], self.dense_y[0], self.dense_f[0] = t0, y, f
             ist[L.NDENSE] = 1
 
-    def buffers(self):
-        return (self.t_eval, self.out_t, self.out_y, self.dense_t, self.dense_y, self.dense_f, self.dense_k)
+    def output(self, nothing=None):
+        """The buffers as the loop's :class:`~odekit.kernels.interface.Output` bundle."""
+        return Output(self.t_eval, self.out_t, self.out_y, self.dense_t, self.dense_y, self.dense_f, self.dense_k)
 
     def grow(self, ist):
         """Double whichever buffer is full, keeping its contents."""
@@ -566,7 +570,7 @@ def _controller(method, h, adaptive, controller):
         if not isinstance(controller, (FixedStep, PIController, StepDoubling, MethodControl)):
             raise TypeError("controller must be FixedStep, PIController, StepDoubling or MethodControl, "
                             f"got {type(controller).__name__}")
-        self_controlled = method.family == "bdf"
+        self_controlled = method.family.self_controlled
         if isinstance(controller, (PIController, StepDoubling)) and self_controlled:
             raise ValueError(f"method {method.name!r} chooses its own steps and order: use "
                              "controller=MethodControl(...) (or adaptive=True), or a fixed step h")
@@ -584,7 +588,7 @@ def _controller(method, h, adaptive, controller):
         if h is None:
             raise ValueError("fixed steps need h: give h=... (a positive step size)")
         return FixedStep(h)
-    if method.family == "bdf":
+    if method.family.self_controlled:
         if adaptive is True:
             return MethodControl(h0=h)
         raise ValueError(f"method {method.name!r} chooses its own steps and order: adaptive must be None, "
@@ -644,28 +648,29 @@ def _tolerance(name, value, n):
 
 
 def _scratch(method, y, problem, solver):
-    """The family's work arrays: ``(W, J, LU, piv)``, and what a family needs besides.
+    """The family's work arrays: ``(W, J, LU, piv)``, and what the family needs besides.
 
     ``W`` is the work matrix, holding ``y`` in row ``Y``; the Jacobian and
     the LU factors exist for implicit methods only -- as objects of
-    :mod:`odekit.sparse` when a sparse ``solver`` is chosen.  Radau adds a
-    second (complex) factorisation, BDF a small matrix for rescaling its history.
+    :mod:`odekit.sparse` when a sparse ``solver`` is chosen.  The family
+    adds its own (see :class:`odekit.families.Family`): Radau a second,
+    complex, Newton system, BDF a small matrix for rescaling its history.
     """
     n, dtype = y.size, y.dtype
-    rows = {"radau": radau.WORK_ROWS, "bdf": bdf.WORK_ROWS}.get(method.family,
-                                                                L.STAGE + method.stages + L.FAMILY_ROWS)
-    W = np.zeros((rows, n), dtype=dtype)
+    family = method.family
+    W = np.zeros((family.work_rows(method.stages), n), dtype=dtype)
     W[L.Y] = y
-    m = n if method.implicit else 0
     if solver is not None:
-        scratch = (W,) + _sparse.work_arrays(solver, problem, method, n, dtype)
+        def system(size):
+            return _sparse.newton_system(solver, size, dtype)
+        J = _sparse.jacobian(problem, n, dtype)
     else:
-        scratch = (W, np.zeros((m, m), dtype=dtype), np.zeros((m, m), dtype=dtype), np.zeros(m, dtype=np.int64))
-        if method.family == "radau":
-            scratch += (np.zeros((2 * n, 2 * n), dtype=dtype), np.zeros(2 * n, dtype=np.int64))
-    if method.family == "bdf":
-        scratch += (np.zeros((18, 6)),)
-    return scratch
+        def system(size):
+            size = size if family.implicit else 0
+            return np.zeros((size, size), dtype=dtype), np.zeros(size, dtype=np.int64)
+        m = n if family.implicit else 0
+        J = np.zeros((m, m), dtype=dtype)
+    return (W, J) + system(n) + family.arrays(system, n)
 
 
 def _first_evaluation_error(problem, code, t0):

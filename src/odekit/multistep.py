@@ -35,6 +35,12 @@ class BDFCoefficients:
     def stages(self):
         return 1
 
+    fsal = False
+
+    def evaluations_per_step(self):
+        """None: one per Newton iteration, which varies."""
+        return None
+
     def order(self):
         return self.max_order
 

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from .methods import methods as registry
+from .registry import methods as registry
 
 # tab20's strong shades first, then its light ones, then tab20b: 40 distinct colours
 _PALETTE = tuple(colormaps["tab20"].colors[0::2] + colormaps["tab20"].colors[1::2] + colormaps["tab20b"].colors)

@@ -37,7 +37,7 @@ def write_report(result, directory):
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     figures = [("shootout.png", "Trajectories, energy error and position error", result.plot)]
-    runge_kutta = [sol.method.name for sol in result.solutions.values() if sol.method.family != "splitting"]
+    runge_kutta = [sol.method.name for sol in result.solutions.values() if not sol.method.second_order_only]
     if runge_kutta:
         figures.append(("stability.png", "Stability regions |R(hλ)| ≤ 1 of the Runge-Kutta methods",
                         lambda path: plot.stability_regions(runge_kutta, path)))

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from . import analysis, problems
-from .methods import method as lookup_method
+from .registry import method as lookup_method
 from .problems import problem as zoo_problem
 from .solve import solve
 

@@ -374,14 +374,16 @@ class SparseSystem:
         return x if info == 0 else np.full_like(x, np.nan)
 
 
-def work_arrays(solver, problem, method, n, dtype):
-    """``(J, M, piv)`` for the sparse path: the Jacobian, the Newton matrix and an empty pivot array."""
+def jacobian(problem, n, dtype):
+    """The Jacobian object of the sparse path for a state of size ``n``."""
     if problem.second_order and problem.jac is not None:
-        J = MechanicalJacobian(n // 2, dtype)
-    else:
-        pattern = problem.jac_sparsity
-        if pattern is None and problem.jac is None:     # differences of every column, as dense
-            pattern = sparse.csc_matrix(np.ones((n, n), dtype=bool))
-        J = SparseJacobian(n, dtype, pattern)
-    extra = (SparseSystem(solver, 2 * n, dtype), np.zeros(0, dtype=np.int64)) if method.family == "radau" else ()
-    return (J, SparseSystem(solver, n, dtype), np.zeros(0, dtype=np.int64)) + extra
+        return MechanicalJacobian(n // 2, dtype)
+    pattern = problem.jac_sparsity
+    if pattern is None and problem.jac is None:     # differences of every column, as dense
+        pattern = sparse.csc_matrix(np.ones((n, n), dtype=bool))
+    return SparseJacobian(n, dtype, pattern)
+
+
+def newton_system(solver, size, dtype):
+    """``(M, piv)`` for the sparse path: a Newton system of ``size`` unknowns and an empty pivot array."""
+    return SparseSystem(solver, size, dtype), np.zeros(0, dtype=np.int64)

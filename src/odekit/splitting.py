@@ -78,6 +78,23 @@ class SplittingScheme:
         return (np.allclose(self.drift, self.drift[::-1], rtol=0, atol=1e-15)
                 and np.allclose(self.kick, self.kick[::-1], rtol=0, atol=1e-15))
 
+    @property
+    def stages(self):
+        """The kicks of a step."""
+        return len(self.kick)
+
+    @property
+    def fsal(self):
+        """A step's last force starts the next one (it ends and starts on a kick)."""
+        return self.force_evaluations() < len(self.kick)
+
+    def embedded_order(self):
+        """None: a splitting scheme carries no error estimate."""
+        return None
+
+    def evaluations_per_step(self):
+        return self.force_evaluations()
+
     def force_evaluations(self, velocity_dependent=False):
         """Force evaluations per step once running (the remembered force reused).
 

@@ -112,6 +112,10 @@ class ButcherTableau:
         """First same as last: the last stage is f(t + h, y_new) and starts the next step."""
         return self.explicit and self.c[-1] == 1 and self.A[-1] == self.b
 
+    def evaluations_per_step(self):
+        """Stages, less one when FSAL; None for implicit stages (Newton's iterations vary)."""
+        return self.stages - self.fsal if self.explicit else None
+
     def order(self, max_order=8):
         """The order of ``(A, b)`` from the exact order conditions."""
         return order_conditions.order_of(self.A, self.b, max_order)
@@ -250,6 +254,12 @@ class RosenbrockTableau:
     @property
     def c(self):
         return tuple(sum(row) for row in self.alpha)
+
+    fsal = False
+
+    def evaluations_per_step(self):
+        """One per stage (plus a Jacobian, and two for df/dt unless the problem is autonomous)."""
+        return self.stages
 
     def residuals(self, order, weights=None):
         """Residuals of the order-``order`` conditions (exact; zero when they hold).

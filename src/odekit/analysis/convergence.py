@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from ..methods import Method, method as _lookup
+from ..registry import Method, method as _lookup
 from ..problem import ODEProblem, SecondOrderProblem
 from ..solve import solve
 from .drift import invariant_values

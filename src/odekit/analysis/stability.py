@@ -8,7 +8,8 @@ import math
 
 import numpy as np
 
-from ..methods import Method, method as _lookup
+from ..registry import Method, method as _lookup
+from ..multistep import BDFCoefficients
 from ..splitting import SplittingScheme
 from ..surds import exact
 from ..tableau import ButcherTableau, RosenbrockTableau
@@ -113,14 +114,24 @@ def _method(m, what="method"):
     return _lookup(m)
 
 
+def is_splitting(m):
+    """True for a kick-drift scheme: its linear theory is on the oscillator ``x'' = -omega^2 x``."""
+    return isinstance(m.coefficients, SplittingScheme)
+
+
+def is_explicit_tableau(m):
+    """True for an explicit Runge-Kutta tableau: its stability function is a polynomial."""
+    return isinstance(m.coefficients, ButcherTableau) and m.coefficients.explicit
+
+
 def _not_for_splitting(m, what):
     """Refuse the methods that have no one-step stability function ``R(z)``."""
-    if m.family == "bdf":
+    if isinstance(m.coefficients, BDFCoefficients):
         raise ValueError(
             f"{what} is defined for one-step methods, but {m.name!r} is a variable-order multistep method: "
             f"each order has its own characteristic polynomial and region (see its stability text, "
             f"odekit.method({m.name!r}).stability)")
-    if m.family == "splitting":
+    if is_splitting(m):
         raise ValueError(
             f"{what} is defined for y' = lambda y, but {m.name!r} is a splitting method for x'' = a(x), which "
             f"it never sees as y' = lambda y; its linear stability is on the harmonic oscillator "
@@ -298,7 +309,7 @@ def max_stable_step(method, eigenvalues):
     """
     m = _method(method)
     lams = _complex_array("eigenvalues", eigenvalues)
-    if m.family == "splitting":
+    if is_splitting(m):
         if np.any((lams.real != 0) & (lams.imag != 0)) or np.any(lams.real < 0):
             bad = complex(lams[((lams.real != 0) & (lams.imag != 0)) | (lams.real < 0)][0])
             raise ValueError(
@@ -457,9 +468,9 @@ def stability_region(method, re=(-5.0, 1.0), im=(-4.0, 4.0), n=401):
 
 def _splitting(method, what):
     m = _method(method)
-    if m.family != "splitting":
+    if not is_splitting(m):
         raise ValueError(f"{what} is for splitting methods (x'' = -omega^2 x); {m.name!r} is a "
-                         f"{m.family.replace('_', ' ')} method: use stability_function / max_stable_step")
+                         f"{m.family.name.replace('_', ' ')} method: use stability_function / max_stable_step")
     return m
 
 

@@ -31,9 +31,10 @@ import warnings
 import numpy as np
 
 from .. import backend as _backend
-from ..methods import method as _lookup, methods as _methods
+from ..registry import method as _lookup, methods as _methods
 from ..problem import ODEProblem, SecondOrderProblem
-from .stability import max_stable_step, oscillator_step_matrix, stability_function
+from .stability import (is_explicit_tableau, is_splitting, max_stable_step, oscillator_step_matrix,
+                        stability_function)
 
 EPS = np.finfo(float).eps
 ITERATIONS = 20          # Jacobian-vector products by default
@@ -264,7 +265,7 @@ def _force_route(problem):
 
 def _adapter(problem, force, backend):
     """The kernel-convention function ``rhs(t, W, src, dst, args)``: the force for the force route."""
-    key = _backend._adapter_key(problem, "splitting" if force else "explicit_rk")
+    key = _backend._adapter_key(problem, force, needs_jac=False)
     if backend != "python":
         try:
             from ..kernels import jit
@@ -532,14 +533,14 @@ def _model(problem, raw):
 
 
 def _applicable(problem, m):
-    if m.family == "explicit_rk":
+    if is_explicit_tableau(m):
         return True
-    return (m.family == "splitting" and problem.second_order
+    return (is_splitting(m) and problem.second_order
             and not (m.needs_velocity_independent and problem.velocity_dependent))
 
 
 def _limit(m, model):
-    if m.family == "splitting":
+    if is_splitting(m):
         return max_stable_step(m, model.omega) if model.omega else math.inf
     return max_stable_step(m, list(model.eigenvalues)) if model.eigenvalues else math.inf
 
@@ -558,7 +559,7 @@ def _stability_function(m):
 def _growth(m, h, model):
     """``(g, lambda)``: the largest amplification per step of a mode of the assumed spectrum, and its
     eigenvalue (``g = 1`` when none grows)."""
-    if m.family == "splitting":
+    if is_splitting(m):
         if not model.omega:
             return 1.0, 0j
         g = float(np.max(np.abs(np.linalg.eigvals(oscillator_step_matrix(m, h * model.omega)))))
@@ -599,9 +600,12 @@ def fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0=None):
     method's stability region *and* the fastest mode would grow more than a
     thousandfold over the steps of the span: explicit Euler on an undamped
     oscillation is unstable at every step, but at a small step its growth is
-    an accuracy matter, not stiffness.  Silent when no estimate can be made.
-    The evaluations are the caller's to not count.
+    an accuracy matter, not stiffness.  Silent when no estimate can be made,
+    and for a method this module has no stability theory for (a family of
+    the user's).  The evaluations are the caller's to not count.
     """
+    if not (is_explicit_tableau(method) or is_splitting(method)):
+        return None
     model = _quiet_model(problem, rhs, force_only, t0, u, f0)
     if model is None:
         return None
@@ -613,7 +617,7 @@ def fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0=None):
         return None
     limit = _limit(method, model)
     name = method.name
-    if method.family == "splitting":
+    if is_splitting(method):
         what = f"oscillations up to omega ≈ {model.omega:.4g}"
     else:
         what = f"spectral radius ≈ {model.rho:.4g}"
@@ -632,7 +636,7 @@ def fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0=None):
                 f"at h={h:.4g} {grows}")
         fix = "use"
     suggest = f"an implicit method such as {IMPLICIT}, which is stable at this step"
-    if problem.second_order and method.family == "explicit_rk" and limit == 0:
+    if problem.second_order and is_explicit_tableau(method) and limit == 0:
         suggest += ", or a symplectic one such as velocity_verlet"
     return f"{head}. {fix[0].upper()}{fix[1:]} {suggest}."
 
@@ -667,7 +671,7 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
 
     The evaluations (about 20) are not counted in the run's statistics.
     """
-    if stats.naccepted < STARVING_STEPS:
+    if stats.naccepted < STARVING_STEPS or not (is_explicit_tableau(method) or is_splitting(method)):
         return None
     recorded = states is not None
     last = np.abs(steps[-101:-1] if recorded else steps) / (2.0 if doubling else 1.0)

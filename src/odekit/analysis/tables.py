@@ -9,7 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..methods import method as _lookup
+from ..registry import method as _lookup
 
 
 # =====================================================================================

@@ -2,7 +2,7 @@
 
 from fractions import Fraction as F
 
-from ..methods import Method, register
+from ..registry import Method, register
 from ..tableau import ButcherTableau
 
 HNW = "Hairer, Nørsett & Wanner, Solving ODEs I (1993)"

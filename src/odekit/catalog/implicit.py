@@ -9,7 +9,7 @@ formula is unchanged, and the estimate costs one evaluation per step.
 
 from fractions import Fraction as F
 
-from ..methods import Method, register
+from ..registry import Method, register
 from ..multistep import NDF_KAPPA, BDFCoefficients
 from ..surds import Surd
 from ..tableau import ButcherTableau, CollocationTableau, RosenbrockTableau

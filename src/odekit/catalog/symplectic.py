@@ -2,7 +2,7 @@
 
 import math
 
-from ..methods import Method, register
+from ..registry import Method, register
 from ..splitting import SplittingScheme
 
 HLW = "Hairer, Lubich & Wanner, Geometric Numerical Integration (2006)"

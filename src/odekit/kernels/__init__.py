@@ -39,6 +39,7 @@ it is cached on disk).
 
 JITABLE = []
 COMPILED_AS = []
+_registered = None   # once :mod:`.jit` is imported: registers a helper marked later (a user's family)
 
 
 def jitable(fn=None, *, inline=True, cold=False):
@@ -46,6 +47,8 @@ def jitable(fn=None, *, inline=True, cold=False):
     if fn is None:
         return lambda f: jitable(f, inline=inline, cold=cold)
     JITABLE.append((fn, inline, cold))
+    if _registered is not None:
+        _registered(fn, inline, cold)
     return fn
 
 

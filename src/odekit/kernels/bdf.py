@@ -23,15 +23,16 @@ q, q + 1`` by their error estimates.  What an accepted attempt changes
 recognised by its starting time, since only the driver knows whether the
 attempt was accepted.
 
-Work arrays ``(W, J, LU, piv, RU)``; ``RU`` is an 18 x 6 scratch matrix.
+Work arrays ``(W, J, LU, piv, RU)``; ``RU`` is an 18 x 6 scratch matrix
+(:func:`history_matrix`).
 """
 
 import numpy as np
 
 from . import jitable
 from .evaluation import continues, evaluate_finite, newton_start, overflowed, retake_jacobian
-from .layout import (BDF_EQUAL, BDF_H, BDF_NEXT, BDF_ORDER, C_NEWTON, CARRY_H, CARRY_T, ERR, JAC_REUSE,
-                     LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_FACTOR, SUCCESS, T_FAIL)
+from .layout import (C_NEWTON, CARRY_H, CARRY_T, ERR, FS_FAMILY, IST_FAMILY, JAC_REUSE, LU_HG, NEWTON_FAILED,
+                     NLU, STAGE, STEP_FACTOR, SUCCESS, T_FAIL)
 from .primitives import (axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve, scaled_difference,
                          shifted_identity)
 
@@ -46,9 +47,25 @@ PEND = STAGE + 13        # d of the last attempt, committed if it was accepted
 TMP = STAGE + 14         # six rows for rescaling the differences
 YT, FT, FB = STAGE + 20, STAGE + 21, STAGE + 22
 WORK_ROWS = STAGE + 23
+# BDF's own run state
+BDF_H = FS_FAMILY            # the step of the backward differences; 0 = not started
+BDF_ORDER = IST_FAMILY       # the current order
+BDF_EQUAL = IST_FAMILY + 1   # steps taken at the current step and order
+BDF_NEXT = IST_FAMILY + 2    # the order the last attempt chose if accepted; -1 = unchanged
 NEWTON_ITERATIONS = 4
 MIN_FACTOR = 0.2
 MAX_FACTOR = 10.0
+
+
+def history_matrix():
+    """The scratch matrix ``RU`` of :func:`rescale`: ``R``, ``U`` and their product, 6 rows each."""
+    return np.zeros((18, 6))
+
+
+@jitable
+def bdf_restart(fs, ist):
+    """Forget the history: the next step starts again at order 1 (after the state was changed)."""
+    fs[BDF_H] = 0.0
 
 
 @jitable

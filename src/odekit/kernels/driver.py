@@ -11,14 +11,14 @@ progress into those arrays at every accepted step, and returns a status code.
 
 import numpy as np
 
-from ..controllers import accept_factor, initial_step, reject_factor
 from . import borrowed
+from .control import accepted, initial_step, rejected
 from .dense import interpolate
 from .layout import (
     BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_HMAX, C_HMIN, C_KIND, C_ORDER,
-    CARRY_H, DOUBLING, ERR, ERR_PREV, F, FHALF, FIXED, FNEW, H, HAVE_F, KSTEP, LAST_FAIL,
+    CARRY_H, DOUBLING, ERR, F, FHALF, FIXED, FNEW, H, HAVE_F, KSTEP, LAST_FAIL,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
-    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SELF, STAGE, STEP_FACTOR, STEP_UNDERFLOW, SUCCESS, T, T0, T_END,
+    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, STAGE, STEP_UNDERFLOW, SUCCESS, T, T0, T_END,
     TEVAL_NEXT, Y, YFULL, YHALF, YNEW,
 )
 from .primitives import copy_row, error_norm, scaled_difference
@@ -29,23 +29,24 @@ SHRINK_ON_FAILURE = 0.25     # step factor after a non-finite value or a Newton 
 def make_drive(step, deriv):
     """The integration loop of the family whose stepper is ``step``."""
 
-    def drive(rhs, jac, args, m, P, ctrl, tol, fs, ist, scratch,
-              t_eval, out_t, out_y, dense_t, dense_y, dense_f, dense_k):
+    def drive(fns, data, run, scratch, out):
         """Integrate until ``fs[T_END]`` or an earlier stop; return a status code.
 
-        Output goes to ``out_t, out_y`` as ``ist[RECORD]`` asks: nothing, every
-        accepted step, or the interpolated state at each ``t_eval``.  With
-        ``dense_t`` non-empty, every step's end point (and, for a method with
-        its own interpolant, its stages, row ``(d - 1) * stages + i`` of
-        ``dense_k``) is kept for ``Solution.sol``.
+        The arguments are the bundles of :mod:`.interface`.  Output goes to
+        ``out.t, out.y`` as ``ist[RECORD]`` asks: nothing, every accepted step,
+        or the interpolated state at each ``out.t_eval``.  With ``out.dense_t``
+        non-empty, every step's end point (and, for a method with its own
+        interpolant, its stages, row ``(d - 1) * stages + i`` of ``dense_k``)
+        is kept for ``Solution.sol``.
         """
         # The caller keeps every array alive for the whole call: borrowed, they
         # cost no reference counting in the loop (see kernels.borrowed).
         scratch = borrowed(scratch)              # each family's own work arrays; W first
         W = scratch[0]
-        m, P, ctrl, tol, fs, ist = borrowed((m, P, ctrl, tol, fs, ist))
-        t_eval, out_t, out_y = borrowed((t_eval, out_t, out_y))
-        dense_t, dense_y, dense_f, dense_k = borrowed((dense_t, dense_y, dense_f, dense_k))
+        rhs, jac, args = fns
+        m, P, ctrl, tol = borrowed(data)
+        fs, ist = borrowed(run)
+        t_eval, out_t, out_y, dense_t, dense_y, dense_f, dense_k = borrowed(out)
         kind = int(ctrl[C_KIND])
         t_end = fs[T_END]
         direction = 1.0 if t_end > fs[T] else -1.0
@@ -115,7 +116,7 @@ def make_drive(step, deriv):
                 else:
                     ts, hs, src, fsrc, have, dst = t + 0.5 * h, 0.5 * h, YHALF, FHALF, have_fhalf, YNEW
                 if doubling and sub < 2:
-                    fs[CARRY_H] = 0.0       # leapfrog's half-step velocity only carries into sub-step 2
+                    fs[CARRY_H] = 0.0       # what a stepper carries between steps holds only from half to half
                 fdst = FHALF if sub == 1 else FNEW
                 code, have, have_dst = step(rhs, jac, args, m, ctrl, tol, scratch, ts, hs,
                                             src, fsrc, have, dst, fdst, ist, fs)
@@ -160,14 +161,10 @@ def make_drive(step, deriv):
             if kind != FIXED:
                 if en > 1.0:
                     ist[NREJECT] += 1
-                    fs[H] = h * (fs[STEP_FACTOR] if kind == SELF else reject_factor(ctrl, en))
+                    fs[H] = h * rejected(ctrl, en, fs)
                     after_reject = True
                     continue
-                if kind == SELF:                 # the method's own choice (BDF: step and order)
-                    factor = fs[STEP_FACTOR]
-                else:
-                    factor = accept_factor(ctrl, en, fs[ERR_PREV], after_reject)
-                fs[ERR_PREV] = max(en, 1e-4)
+                factor = accepted(ctrl, en, fs, after_reject)
             after_reject = False
 
             # --- output

@@ -13,7 +13,7 @@ function -- and is kept in Numba's on-disk cache between processes.  A new
 right-hand side costs only the compilation of itself and its small adapter.
 
 The cache is stamped with a hash of every source compiled into a kernel
-(this package and the controllers' formulas): Numba alone checks only the
+(this package): Numba alone checks only the
 file that defines a cached function, not the helpers compiled into it, and
 would serve stale code after an edit to a helper.
 
@@ -29,6 +29,7 @@ import pathlib
 import warnings
 
 import numba
+import numpy as np
 from numba import types
 from numba.core import caching, cgutils
 from numba.core.errors import NumbaIRAssumptionWarning
@@ -39,9 +40,10 @@ from numba.experimental import function_type
 from numba.extending import intrinsic, overload, register_jitable
 
 from . import COMPILED_AS, JITABLE, borrowed
+from .. import kernels as kernels_package
 # Import every kernel module so that their decorators have run.
-from . import bdf, dense, driver, evaluation, explicit_rk, implicit_rk, radau, rosenbrock, splitting  # noqa: F401
-from .. import controllers  # noqa: F401
+from . import (bdf, control, dense, driver, evaluation, explicit_rk, implicit_rk, radau, rosenbrock,  # noqa: F401
+               splitting)
 
 OPTIONS = {"error_model": "numpy"}
 
@@ -55,8 +57,13 @@ def _options(inline, cold):
     return OPTIONS if inline or cold else dict(OPTIONS, forceinline=True)
 
 
+def _register(fn, inline, cold):
+    register_jitable(inline=_inline(inline), **_options(inline, cold))(fn)
+
+
 for _fn, _in, _cold in JITABLE:
-    register_jitable(inline=_inline(_in), **_options(_in, _cold))(_fn)
+    _register(_fn, _in, _cold)
+kernels_package._registered = _register     # helpers marked from now on (a user's family) too
 
 
 def _overload_with(loop_version):
@@ -97,7 +104,7 @@ def _overload_borrowed(value):
 # --- the on-disk cache, stamped with every source file of odekit ------------------------
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent
-COMPILED_SOURCES = sorted(pathlib.Path(__file__).resolve().parent.glob("*.py")) + [PACKAGE / "controllers.py"]
+COMPILED_SOURCES = sorted(pathlib.Path(__file__).resolve().parent.glob("*.py"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -220,14 +227,16 @@ def _only(dispatcher, signature):
 
 
 @functools.lru_cache(maxsize=None)
-def kernel(fn, signature):
+def kernel(fn, signature, cache=True):
     """``fn`` compiled for exactly one signature, from the disk cache when it is there.
 
     Returned as a :class:`Kernel`, which calls the compiled code without
     Numba's dispatch: the arguments' types are known, and typing them on
-    every call cost more than a short run.
+    every call cost more than a short run.  ``cache=False`` for kernels
+    built from code outside odekit (a family of the user's), whose edits the
+    cache's stamp would not see.
     """
-    dispatcher = numba.njit(cache=CACHE, **OPTIONS)(fn)
+    dispatcher = numba.njit(cache=CACHE and cache, **OPTIONS)(fn)
     with _quiet():
         dispatcher.compile(signature)
     dispatcher.disable_compile()
@@ -267,16 +276,22 @@ def rhs_signature(args_type, dtype):
             types.boolean(types.float64, mat, row, mat, args_type))
 
 
-def kernel_signatures(args_type, dtype, m_type, P_type, scratch_type):
-    """Signatures of the derivative and the driver for one kind of run."""
+def kernel_signatures(fns, data, scratch, dtype):
+    """Signatures of the derivative and the driver for one kind of run.
+
+    Typed from the run's own bundles (see :mod:`.interface`), so that a
+    field added to a bundle needs no edit here.
+    """
+    from .interface import RunState, no_output
+
     mat, row = matrix(dtype), types.intp
-    fvec, fmat, ivec = types.float64[::1], types.float64[:, ::1], types.int64[::1]
-    rhs_sig, jac_sig = rhs_signature(args_type, dtype)
-    rhs_t, jac_t = types.FunctionType(rhs_sig), types.FunctionType(jac_sig)
-    deriv_sig = types.int64(rhs_t, args_type, types.float64, mat, row, row, ivec, fvec)
-    drive_sig = types.int64(
-        rhs_t, jac_t, args_type, m_type, P_type, fvec, fmat, fvec, ivec, scratch_type,
-        fvec, fvec, mat, fvec, mat, mat, mat)
+    fvec, ivec = types.float64[::1], types.int64[::1]
+    fns_t = numba.typeof(fns)
+    rhs_t, _, args_t = fns_t
+    deriv_sig = types.int64(rhs_t, args_t, types.float64, mat, row, row, ivec, fvec)
+    run_t = numba.typeof(RunState(np.zeros(1), np.zeros(1, dtype=np.int64)))
+    drive_sig = types.int64(fns_t, numba.typeof(data), run_t, numba.typeof(scratch),
+                            numba.typeof(no_output(dtype)))
     return deriv_sig, drive_sig
 
 

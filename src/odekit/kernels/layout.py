@@ -32,9 +32,9 @@ CARRY_H = 6      # a step's private memory (leapfrog's half-step velocity, Radau
 LU_HG = 7        # h * g of the factored Newton matrix I - h g J; 0 = no valid factors
 NEWTON_RATE = 8  # largest contraction rate of Newton's method in the last step
 CARRY_T = 9      # ... that started at this time
-BDF_H = 10       # the step of BDF's backward differences; 0 = not started
-STEP_FACTOR = 11  # the step factor a self-controlled method asks for after its attempt
-FS_SIZE = 12
+STEP_FACTOR = 10  # the step factor a self-controlled method asks for after its attempt
+FS_FAMILY = 11   # first of the slots a family keeps to itself (its module names them)
+FS_SIZE = FS_FAMILY + 4
 
 # --- integer state ``ist`` ---------------------------------------------------
 NFEV = 0         # right-hand-side (or force) evaluations
@@ -52,10 +52,8 @@ TEVAL_NEXT = 11  # index of the next requested output time
 LAST_FAIL = 12   # code of the last failed step attempt (adaptive runs)
 RECORD = 13      # what to record: RECORD_NONE, RECORD_STEPS or RECORD_TEVAL
 JAC_REUSE = 14   # 1 when the Jacobian in J may serve the next step (simplified Newton)
-BDF_ORDER = 15   # BDF's current order
-BDF_EQUAL = 16   # steps taken at the current step and order
-BDF_NEXT = 17    # the order the last attempt chose if accepted; -1 = unchanged
-IST_SIZE = 18
+IST_FAMILY = 15  # first of the slots a family keeps to itself (its module names them)
+IST_SIZE = IST_FAMILY + 4
 
 RECORD_NONE = 0
 RECORD_STEPS = 1  # every accepted step

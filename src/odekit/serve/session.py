@@ -19,7 +19,8 @@ import numpy as np
 from .. import analysis
 from ..analysis.stiffness import StiffnessWarning
 from ..integrator import IntegrationError, Integrator
-from ..methods import method as lookup_method, methods as all_methods
+from ..registry import method as lookup_method, methods as all_methods
+from ..multistep import BDFCoefficients
 from ..shootout import DEFAULT_METHODS, _applies
 from .scenes import SCENES
 
@@ -66,7 +67,7 @@ def live_methods(scene):
 
 def stability_methods():
     """Names the stability explorer accepts: one-step methods with ``R(z)``, and splittings."""
-    return [m.name for m in all_methods() if m.family != "bdf"]
+    return [m.name for m in all_methods() if not isinstance(m.coefficients, BDFCoefficients)]
 
 
 def hello():
@@ -74,7 +75,7 @@ def hello():
     offered = {"orbit": live_methods(SCENES["orbit"]()),
                "pendulum": live_methods(SCENES["pendulum"](B=0.0)),
                "pendulum_damped": live_methods(SCENES["pendulum"](B=1.0))}
-    info = {m.name: {"order": m.order, "evaluations_per_step": m.evaluations_per_step, "family": m.family,
+    info = {m.name: {"order": m.order, "evaluations_per_step": m.evaluations_per_step, "family": m.family.name,
                      "symplectic": m.symplectic, "title": m.title, "summary": m.summary()}
             for m in all_methods()}
     limits = {"rate": list(RATE), "speeds": list(SPEEDS), "max_solvers": MAX_SOLVERS, "e": list(E_RANGE),
@@ -447,7 +448,7 @@ def stability(message):
             raise MessageError(f"methods: {_shown(name)} has no stability region here; "
                                f"accepted: {', '.join(accepted)}", "methods")
         m = lookup_method(name)
-        if m.family == "splitting":
+        if m.second_order_only:
             limit = analysis.oscillator_stability_limit(m)
             data[name] = {"kind": "oscillator", "limit": limit}
             if z is not None:

@@ -1,4 +1,4 @@
-"""The method registry: one list that the solver, tests, docs and CLI read.
+"""The method registry: one list that the solver, tests, docs, CLI and shootout read.
 
 A :class:`Method` is data -- coefficients plus what a user needs to choose
 it: order, stages, evaluations per step, stability, reference.  Most of the
@@ -12,18 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .multistep import BDFCoefficients
-from .splitting import SplittingScheme
-from .tableau import ButcherTableau, CollocationTableau, RosenbrockTableau
-
-FAMILIES = {
-    "explicit_rk": "explicit Runge-Kutta",
-    "implicit_rk": "diagonally implicit Runge-Kutta (Newton)",
-    "radau": "fully implicit collocation (Radau IIA, Newton on decoupled stages)",
-    "bdf": "variable-order backward differentiation (multistep, Newton)",
-    "rosenbrock": "Rosenbrock (linearly implicit)",
-    "splitting": "kick-drift splitting (symplectic)",
-}
+from .families import FAMILIES, family_of
 
 
 @dataclass(frozen=True)
@@ -58,59 +47,43 @@ class Method:
     stability: str
     aliases: tuple = ()
     symplectic: bool = False
-    family: str = field(init=False)
+    family: object = field(init=False)
 
     def __post_init__(self):
-        c = self.coefficients
-        if isinstance(c, BDFCoefficients):
-            family = "bdf"
-        elif isinstance(c, CollocationTableau):
-            family = "radau"
-        elif isinstance(c, ButcherTableau):
-            if not c.diagonally_implicit:
-                raise ValueError(f"{self.name}: only explicit and diagonally implicit tableaus have a kernel")
-            family = "explicit_rk" if c.explicit else "implicit_rk"
-        elif isinstance(c, RosenbrockTableau):
-            family = "rosenbrock"
-        elif isinstance(c, SplittingScheme):
-            family = "splitting"
-        else:
-            raise TypeError(f"{self.name}: unknown coefficient type {type(c).__name__}")
+        family = family_of(self.coefficients)
         object.__setattr__(self, "family", family)
-        if family == "splitting":
+        if family.second_order:
             object.__setattr__(self, "symplectic", True)
 
-    # --- derived facts ----------------------------------------------------------
+    # --- derived facts: asked of the coefficients and the family -----------------------------
     @property
     def stages(self):
         """Stages of a tableau; kicks of a splitting scheme."""
-        c = self.coefficients
-        return len(c.kick) if self.family == "splitting" else c.stages
+        return self.coefficients.stages
 
     @cached_property
     def embedded_order(self):
         """Order of the embedded error estimate, or None (exact arithmetic, computed once)."""
-        return None if self.family == "splitting" else self.coefficients.embedded_order()
+        return self.coefficients.embedded_order()
 
     @property
     def adaptive(self):
         """True when the method carries its own error estimate (embedded pair, or BDF's)."""
-        return self.family == "bdf" or self.embedded_order is not None
+        return self.family.self_controlled or self.embedded_order is not None
 
     @property
     def fsal(self):
-        if self.family == "splitting":
-            return self.coefficients.force_evaluations() < len(self.coefficients.kick)
-        return self.family == "explicit_rk" and self.coefficients.fsal
+        """First same as last: the step's last evaluation starts the next step."""
+        return self.coefficients.fsal
 
     @property
     def implicit(self):
-        return self.family in ("implicit_rk", "radau", "rosenbrock", "bdf")
+        return self.family.implicit
 
     @property
     def second_order_only(self):
         """Splitting methods integrate ``x'' = a(t, x, v)`` directly and nothing else."""
-        return self.family == "splitting"
+        return self.family.second_order
 
     @property
     def needs_velocity_independent(self):
@@ -120,7 +93,7 @@ class Method:
         (each kick uses the current velocity); every higher-order splitting
         method loses its order, so odekit refuses the combination.
         """
-        return self.family == "splitting" and (self.order > 1 or self.coefficients.staggered)
+        return self.family.second_order and (self.order > 1 or self.coefficients.staggered)
 
     @property
     def evaluations_per_step(self):
@@ -132,17 +105,11 @@ class Method:
         is not declared ``autonomous``, two for it.  Diagonally implicit: one per Newton iteration
         per implicit stage, plus a Jacobian -- not a constant.
         """
-        if self.family == "explicit_rk":
-            return self.stages - (1 if self.fsal else 0)
-        if self.family == "splitting":
-            return self.coefficients.force_evaluations()
-        if self.family == "rosenbrock":
-            return self.stages
-        return None
+        return self.coefficients.evaluations_per_step()
 
     @property
     def dense(self):
-        if self.family == "explicit_rk" and self.coefficients.dense is not None:
+        if self.family.own_dense and getattr(self.coefficients, "dense", None) is not None:
             return "own"
         return "hermite"
 
@@ -157,10 +124,10 @@ class Method:
 
     def kernel_data(self, velocity_dependent=False):
         """The coefficients as the float arrays of the family's kernel (shared: read-only use)."""
-        key = bool(velocity_dependent) and self.family == "splitting"
+        key = bool(velocity_dependent) and self.family.second_order
         if key not in self._kernel_arrays:
             c = self.coefficients
-            self._kernel_arrays[key] = c.kernel_data(key) if self.family == "splitting" else c.kernel_data()
+            self._kernel_arrays[key] = c.kernel_data(key) if self.family.second_order else c.kernel_data()
         return self._kernel_arrays[key]
 
     @cached_property
@@ -174,7 +141,7 @@ class Method:
         parts = [f"order {self.order}"]
         if self.embedded_order is not None:
             parts[0] = f"order {self.order}({self.embedded_order})"
-        parts.append(f"{self.stages} {'kicks' if self.family == 'splitting' else 'stages'}")
+        parts.append(f"{self.stages} {self.family.stage_word}")
         parts.append(f"{evals} f-evals/step" if evals is not None else "Newton: varies")
         if self.fsal:
             parts.append("FSAL")
@@ -190,14 +157,14 @@ class Method:
         facts = [
             f"- **order** {self.order}" + (f", embedded estimate of order {self.embedded_order}"
                                           if self.embedded_order is not None else ""),
-            f"- **{'kicks' if self.family == 'splitting' else 'stages'}** {self.stages}; "
+            f"- **{self.family.stage_word}** {self.stages}; "
             f"**f-evaluations per step** "
             + (str(evals) if evals is not None else "one per Newton iteration per implicit stage, "
                "plus a Jacobian (user-supplied, or one evaluation per component)")
             + ("; first same as last (FSAL)" if self.fsal else "")
             + (", plus two for df/dt unless the problem is declared `autonomous`"
-               if self.family == "rosenbrock" and self.coefficients.time_derivative else ""),
-            f"- **family** {FAMILIES[self.family]}; dense output: "
+               if getattr(self.coefficients, "time_derivative", False) else ""),
+            f"- **family** {self.family.title}; dense output: "
             + ("its own continuous extension" if self.dense == "own" else "cubic Hermite"),
             f"- **stability** {self.stability}",
             f"- **reference** {self.reference}",
@@ -217,7 +184,7 @@ class MethodTable(tuple):
     def rows(self):
         for m in self:
             evals = m.evaluations_per_step
-            yield (m.name, m.family, str(m.order),
+            yield (m.name, m.family.name, str(m.order),
                    "" if m.embedded_order is None else str(m.embedded_order),
                    str(m.stages), "Newton" if evals is None else str(evals),
                    "yes" if m.fsal else "", "yes" if m.symplectic else "",

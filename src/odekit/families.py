@@ -1,0 +1,197 @@
+"""Method families: one descriptor each, the only place a family is known by name.
+
+A :class:`Family` says how a kind of method runs: which coefficients it
+takes, the kernel stepper and derivative it is run by, the work rows and
+arrays a run needs, and the few facts the run set-up, the controllers and
+the backends ask about it (implicit? chooses its own steps? integrates
+``x'' = a`` directly?).  A method's family is found from its coefficients;
+nothing outside this table tests a family's name.
+
+Adding a family -- an IMEX scheme, an exponential integrator, a two-step
+Adams method for a course -- is a coefficients class, a stepper written in
+the kernels' Numba subset and marked ``@jitable``, and one
+:func:`register_family` call; the loop, the controllers, recording, both
+backends and the registry-driven tests then apply as they are.
+
+The stepper's contract (see :mod:`odekit.kernels.explicit_rk` for the
+simplest one)::
+
+    step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs)
+        -> (code, have_f, have_fnew)
+
+one attempt of size ``h`` from row ``y`` of the work matrix ``scratch[0]``
+into row ``ynew``, with ``m`` the family's method data (the coefficients'
+``kernel_data()``) and the error estimate in row ``ERR``.
+"""
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from .kernels.bdf import WORK_ROWS as BDF_ROWS, bdf_restart, bdf_step, history_matrix
+from .kernels.driver import make_drive
+from .kernels.evaluation import first_order_derivative
+from .kernels.explicit_rk import explicit_rk_step
+from .kernels.implicit_rk import implicit_rk_step
+from .kernels.layout import FAMILY_ROWS, STAGE
+from .kernels.radau import WORK_ROWS as RADAU_ROWS, radau_step
+from .kernels.rosenbrock import rosenbrock_step
+from .kernels.splitting import second_order_derivative, splitting_step
+from .multistep import BDFCoefficients
+from .splitting import SplittingScheme
+from .tableau import ButcherTableau, CollocationTableau, RosenbrockTableau
+
+
+def _no_arrays(system, n):
+    return ()
+
+
+def _keeps_nothing(fs, ist):
+    """A family without private memory beyond the shared slots."""
+
+
+@dataclass(frozen=True, eq=False)
+class Family:
+    """How the methods of one family run.
+
+    A family compares equal to its name (``method.family == "bdf"``) and
+    prints as it, so code that names families keeps working; inside
+    odekit, only this module does.
+
+    Parameters
+    ----------
+    name, title : str
+        ``"explicit_rk"``; ``"explicit Runge-Kutta"``.
+    coefficients : type
+        The class of the coefficients it runs (first match in the table wins).
+    step : function
+        The kernel stepper (``@jitable``), contract in the module docstring.
+    deriv : function
+        The derivative at one row: ``first_order_derivative`` for ``y' =
+        f``, ``second_order_derivative`` for a force ``x'' = a``.
+    accepts : function, optional
+        ``accepts(coefficients) -> bool`` where the class alone does not
+        decide (explicit against diagonally implicit tableaus).
+    implicit : bool
+        Solves with Jacobians and LU factors (the run allocates them).
+    self_controlled : bool
+        Chooses its own step (and order); run by ``MethodControl``.
+    second_order : bool
+        Integrates ``x'' = a(t, x, v)`` directly, and nothing else.
+    own_dense : bool
+        Keeps its stages for the coefficients' continuous extension, when
+        they have one (otherwise output is cubic Hermite).
+    hold : float
+        The controller keeps ``h`` when it would grow by a factor in
+        ``[1, hold]``: worth it where a new ``h`` costs a new LU.
+    rows : int or None
+        Rows of the work matrix; ``None``: the stages plus ``FAMILY_ROWS``.
+    arrays : function
+        ``arrays(system, n) -> tuple``: work arrays after ``(W, J, LU,
+        piv)``; ``system(size)`` makes a Newton system ``(LU, piv)`` of the
+        run's kind, dense or sparse.
+    restart : function
+        ``restart(fs, ist)`` (``@jitable``): forget the family's private
+        memory after the state was changed from outside.
+    stage_word : str
+        What its stages are called in tables ("stages", "kicks").
+    """
+
+    name: str
+    title: str
+    coefficients: type
+    step: object
+    deriv: object = first_order_derivative
+    accepts: object = None
+    implicit: bool = False
+    self_controlled: bool = False
+    second_order: bool = False
+    own_dense: bool = False
+    hold: float = 1.0
+    rows: int | None = None
+    arrays: object = _no_arrays
+    restart: object = _keeps_nothing
+    stage_word: str = "stages"
+
+    def __str__(self):
+        return self.name
+
+    def __format__(self, spec):
+        return format(self.name, spec)
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return self.name == other
+        return self is other
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def runs(self, coefficients):
+        """True when this family runs ``coefficients``."""
+        return isinstance(coefficients, self.coefficients) and (self.accepts is None or self.accepts(coefficients))
+
+    def work_rows(self, stages):
+        return STAGE + stages + FAMILY_ROWS if self.rows is None else self.rows
+
+    @cached_property
+    def drive(self):
+        """The family's integration loop (its stepper inlined), made once."""
+        return make_drive(self.step, self.deriv)
+
+    @property
+    def builtin(self):
+        """A family of odekit's own: its compiled loop may be kept in the disk cache."""
+        return self.step.__module__.startswith("odekit.")
+
+
+FAMILIES = {}
+
+
+def register_family(family):
+    """Add ``family`` to the table; its name must be new.  Returns it."""
+    if not isinstance(family, Family):
+        raise TypeError(f"family must be a Family, got {type(family).__name__}")
+    if family.name in FAMILIES:
+        raise ValueError(f"family {family.name!r} is already registered")
+    FAMILIES[family.name] = family
+    return family
+
+
+def family_of(coefficients):
+    """The family that runs ``coefficients``; a ValueError naming the families if none does."""
+    for family in FAMILIES.values():
+        if family.runs(coefficients):
+            return family
+    if isinstance(coefficients, ButcherTableau):
+        raise ValueError("only explicit and diagonally implicit tableaus (and Radau IIA collocation) "
+                         "have a kernel; this tableau is fully implicit")
+    known = ", ".join(f"{f.name} ({f.coefficients.__name__})" for f in FAMILIES.values())
+    raise TypeError(f"no family runs coefficients of type {type(coefficients).__name__}; "
+                    f"the families and what they run: {known}")
+
+
+def _radau_arrays(system, n):
+    return system(2 * n)            # the complex pair of eigenvalues as one real block of size 2n
+
+
+def _bdf_arrays(system, n):
+    return (history_matrix(),)
+
+
+register_family(Family(
+    "bdf", "variable-order backward differentiation (multistep, Newton)", BDFCoefficients, bdf_step,
+    implicit=True, self_controlled=True, rows=BDF_ROWS, arrays=_bdf_arrays, restart=bdf_restart))
+register_family(Family(
+    "radau", "fully implicit collocation (Radau IIA, Newton on decoupled stages)", CollocationTableau,
+    radau_step, implicit=True, hold=1.2, rows=RADAU_ROWS, arrays=_radau_arrays))
+register_family(Family(
+    "explicit_rk", "explicit Runge-Kutta", ButcherTableau, explicit_rk_step,
+    accepts=lambda c: c.explicit, own_dense=True))
+register_family(Family(
+    "implicit_rk", "diagonally implicit Runge-Kutta (Newton)", ButcherTableau, implicit_rk_step,
+    accepts=lambda c: c.diagonally_implicit and not c.explicit, implicit=True, hold=1.2))
+register_family(Family(
+    "rosenbrock", "Rosenbrock (linearly implicit)", RosenbrockTableau, rosenbrock_step, implicit=True))
+register_family(Family(
+    "splitting", "kick-drift splitting (symplectic)", SplittingScheme, splitting_step,
+    deriv=second_order_derivative, second_order=True, stage_word="kicks"))

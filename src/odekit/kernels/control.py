@@ -1,0 +1,97 @@
+"""The step-size controller as the loop sees it: three hooks and their formulas.
+
+The loop (:mod:`.driver`) asks the controller three things, as
+OrdinaryDiffEq.jl's controllers answer them: the first step when none was
+given (:func:`initial_step`), the factor for ``h`` after a rejected attempt
+(:func:`rejected`) and after an accepted one (:func:`accepted`).  The
+controller's options live in ``ctrl`` (built by :mod:`odekit.controllers`),
+its memory -- the last accepted error -- in the run's ``fs``.  A
+self-controlled method (variable-order BDF) chooses its factor during its
+attempt and leaves it in ``fs[STEP_FACTOR]``; the hooks hand it on, so the
+loop never asks which kind of control runs.
+"""
+
+import math
+
+from . import jitable
+from .layout import (C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HOLD, C_KIND, C_SAFETY, ERR_PREV, SELF,
+                     STEP_FACTOR)
+
+@jitable
+def accept_factor(ctrl, err, err_prev, after_reject):
+    """Growth factor of ``h`` after an accepted step with error norm ``err``."""
+    if err == 0.0:
+        factor = ctrl[C_FMAX]
+    else:
+        factor = ctrl[C_SAFETY] * err ** (-ctrl[C_BETA1]) * err_prev ** ctrl[C_BETA2]
+    factor = min(ctrl[C_FMAX], max(ctrl[C_FMIN], factor))
+    if after_reject:
+        factor = min(1.0, factor)
+    if 1.0 <= factor <= ctrl[C_HOLD]:
+        factor = 1.0
+    return factor
+
+
+@jitable
+def reject_factor(ctrl, err):
+    """Shrink factor of ``h`` after a step rejected with error norm ``err > 1``."""
+    return max(ctrl[C_FMIN], ctrl[C_SAFETY] * err ** (-1.0 / ctrl[C_EXPONENT]))
+
+
+@jitable
+def initial_step(deriv, rhs, args, t0, W, y, f, y1, f1, direction, k, tol, ist, fs):
+    """Hairer's starting step (*Solving ODEs I*, II.4, p. 169), unsigned.
+
+    Compares the size of ``W[y]`` and its derivative ``W[f]`` to choose
+    ``h0``, takes an explicit Euler step (into row ``y1``) to estimate the
+    second derivative, and sets ``h`` so that the local error of a method
+    of local order ``k`` would be near tolerance.  Costs one evaluation of
+    ``deriv`` (counted), into row ``f1``; if that fails, the first guess
+    ``h0`` is returned and the first step meets the failure itself.
+    """
+    n = W.shape[1]
+    d0 = 0.0
+    d1 = 0.0
+    for q in range(n):
+        scale = tol[1, q] + tol[0, q] * abs(W[y, q])
+        d0 += (abs(W[y, q]) / scale) ** 2
+        d1 += (abs(W[f, q]) / scale) ** 2
+    d0 = math.sqrt(d0 / n)
+    d1 = math.sqrt(d1 / n)
+    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    for q in range(n):
+        W[y1, q] = W[y, q] + direction * h0 * W[f, q]
+    code = deriv(rhs, args, t0 + direction * h0, W, y1, f1, ist, fs)
+    if code != 0:
+        return h0
+    d2 = 0.0
+    for q in range(n):
+        scale = tol[1, q] + tol[0, q] * abs(W[y, q])
+        d2 += (abs(W[f1, q] - W[f, q]) / scale) ** 2
+    d2 = math.sqrt(d2 / n) / h0
+    if max(d1, d2) <= 1e-15:
+        h1 = max(1e-6, h0 * 1e-3)
+    else:
+        h1 = (0.01 / max(d1, d2)) ** (1.0 / k)
+    return min(100 * h0, h1)
+
+
+# --- the hooks -------------------------------------------------------------------------
+
+@jitable
+def rejected(ctrl, err, fs):
+    """The factor for ``h`` after an attempt rejected with error norm ``err > 1``."""
+    if ctrl[C_KIND] == SELF:
+        return fs[STEP_FACTOR]
+    return reject_factor(ctrl, err)
+
+
+@jitable
+def accepted(ctrl, err, fs, after_reject):
+    """The factor for ``h`` after an accepted attempt with error norm ``err``; remembers ``err``."""
+    if ctrl[C_KIND] == SELF:
+        factor = fs[STEP_FACTOR]
+    else:
+        factor = accept_factor(ctrl, err, fs[ERR_PREV], after_reject)
+    fs[ERR_PREV] = max(err, 1e-4)
+    return factor
