@@ -66,8 +66,6 @@ def methods(*scipy_names):
     return params
 
 
-UNUSED_JAC = ("defect: explicit methods compile the jac they never use; a sparse jac function makes "
-              "backend='numba' raise Numba's TypingError (and 'auto' fall back to Python)")
 ERROR_SCALE = ("defect: bdf/ndf accept a step by its error against atol + rtol max(|y|, |y_new|) where "
                "SciPy's BDF uses |y_new|; on fun_linear ndf follows SciPy's steps to t = 1.394, then "
                "accepts across a zero of y[0] a step that SciPy rejects, 22.7 tolerance units off at "
@@ -225,8 +223,6 @@ def assert_accurate(sol, exact, t_span, rtol, atol, bound=5, dense_bound=None, m
 def test_integration(method, t_span, jac, backend, request):
     rtol, atol = 1e-3, 1e-6
     sparse = jac is jac_rational_sparse
-    if sparse and backend == "numba" and not implicit(method):
-        known(request, UNUSED_JAC)
     if method == "bdf" and t_span[1] < t_span[0]:
         known(request, "defect: bdf (kappa = 0) ends 5.8 tolerance units off at its steps on the "
                        "backward fun_rational run; ndf, like SciPy's BDF (an NDF), 4.2")
@@ -276,8 +272,6 @@ def test_integration_complex(method, jac, backend, request):
     sparse = jac is jac_complex_sparse
     if sparse and implicit(method):
         known(request, "#13 item 3: complex y0 with a sparse Jacobian fails in the sparse solve")
-    elif sparse and backend == "numba":
-        known(request, UNUSED_JAC)
     res = complex_decay(method, jac, on(backend, sparse and implicit(method)))
     assert_accurate(res, sol_complex, [0, 1], 1e-3, 1e-6, midpoint=False)
 
