@@ -57,8 +57,9 @@ class ShootoutResult:
         solution), ``energy_drift`` and ``angular_momentum_drift`` (largest
         relative drift over the run, nan when the problem has no such
         invariant), ``energy_change`` (signed relative change at the end),
-        ``energy_trend`` ("bounded" or "secular"), and the problem's own
-        quantities.
+        ``energy_trend`` ("bounded", "secular", or "too short" for a run of
+        fewer than about four oscillations: :func:`odekit.analysis.invariant_drift`),
+        and the problem's own quantities.
     solutions : dict
         Method name -> :class:`Solution`, for plots.
     """
