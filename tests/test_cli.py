@@ -366,6 +366,14 @@ def test_the_readme_installs_from_the_checkout():
     assert commands and all(re.fullmatch(r"pip install -e (\.|'\.\[\w+\]')", c) for c in commands), commands
 
 
+def test_serve_without_its_extra_says_how_to_install_it_from_the_checkout(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)          # as if the serve extra were not installed
+    code, out, err = run(capsys, "serve")
+    assert code == 2 and out == ""
+    assert err == ("odekit: error: odekit serve needs the 'serve' extra (uvicorn is missing): "
+                   "python -m pip install -e '.[serve]' in the odekit checkout\n")
+
+
 def test_euler_going_over_the_top_of_the_pendulum_is_secular_not_too_short(capsys):
     """The README's pendulum shootout: Euler's pendulum gains energy until it rotates."""
     code, out, _ = run(capsys, "shootout", "pendulum", "--budget", "200", "--t-end", "30", "-p", "B=0",
