@@ -18,6 +18,7 @@ from .kernels.interface import MethodData, Output, RunState, no_output
 from .registry import method as lookup_method
 from .problem import ODEProblem, SecondOrderProblem
 from .solution import DenseOutput, Solution, Stats, Status
+from .theory.stiffness import STARVING_STEPS, StiffnessWarning, fixed_step_warning, starving_note
 
 NO_LIMIT = 2 ** 62
 EPS = np.finfo(float).eps
@@ -144,8 +145,6 @@ class Integrator:
         :func:`odekit.analysis.stiffness`), made outside the run: not counted in
         :attr:`stats`, and the state of the run is not touched.
         """
-        from .analysis.stiffness import StiffnessWarning, fixed_step_warning
-
         message = fixed_step_warning(self.problem, self.method, self.controller.h, self._kernels.rhs,
                                      self.method.second_order_only, self.t, self._y.copy(), self._f)
         if message:
@@ -157,8 +156,6 @@ class Integrator:
         Judged from the recorded steps and, only when they look like it, one
         estimate of the spectrum at the final state (uncounted evaluations).
         """
-        from .analysis.stiffness import STARVING_STEPS, starving_note
-
         if (isinstance(self.controller, FixedStep) or self.method.implicit or self._ist[L.NACCEPT] < STARVING_STEPS
                 or status not in (L.SUCCESS, L.MAX_STEPS, L.STEP_UNDERFLOW)):
             return None

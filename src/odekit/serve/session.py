@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from .. import analysis
-from ..analysis.stiffness import StiffnessWarning
+from ..theory.stiffness import StiffnessWarning
 from ..integrator import IntegrationError, Integrator
 from ..registry import method as lookup_method, methods as all_methods
 from ..multistep import BDFCoefficients
