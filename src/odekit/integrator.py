@@ -89,7 +89,9 @@ class Integrator:
                             f"got {type(problem).__name__}")
         self.problem = problem
         self.method = lookup_method(method)
-        _check_compatible(problem, self.method)
+        refused = self.method.refusal(problem)
+        if refused:
+            raise ValueError(refused)
         self.controller = _controller(self.method, h, adaptive, controller)
         y = problem.initial_state()
         n = y.size
@@ -547,18 +549,6 @@ def _check_t_eval(t_eval, t0, t1, direction):
 
 
 # --- set-up checks -------------------------------------------------------------------
-
-def _check_compatible(problem, method):
-    if method.second_order_only and not problem.second_order:
-        raise ValueError(f"method {method.name!r} is a splitting method for x'' = a(t, x, v): give a "
-                         "SecondOrderProblem, or choose a method for first-order systems (e.g. 'rk4', 'dp54')")
-    if method.needs_velocity_independent and problem.second_order and problem.velocity_dependent:
-        raise ValueError(
-            f"method {method.name!r} needs forces that do not depend on velocity, but the problem says "
-            "velocity_dependent=True; with a(t, x, v) it would silently lose its order. Declare "
-            "velocity_dependent=False if accel ignores v, or use 'symplectic_euler' or a Runge-Kutta "
-            "method such as 'rk4'")
-
 
 def _controller(method, h, adaptive, controller):
     if controller is not None:
