@@ -13,7 +13,7 @@ from odekit.analysis import max_stable_step, oscillator_stability_limit, stiffne
 
 EXPLICIT = [m.name for m in odekit.methods() if m.family == "explicit_rk"]
 SPLITTING = [m.name for m in odekit.methods() if m.family == "splitting"]
-STIFFNESS = sys.modules["odekit.analysis.stiffness"]     # the module (its name is shadowed by the function)
+STIFFNESS = sys.modules["odekit.theory.stiffness"]     # the module (its name is shadowed by the function)
 
 
 def chain_omega(n, k=1.0, mass=1.0):

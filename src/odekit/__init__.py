@@ -26,7 +26,7 @@ from .families import Family, register_family
 from .registry import Method, method, methods, register
 from .problem import ODEProblem, SecondOrderProblem, System
 from .backend import BackendFallbackWarning
-from .analysis.stiffness import StiffnessWarning
+from .theory.stiffness import StiffnessWarning
 from .solution import Solution, Stats, Status
 from .solve import solve, solve_ivp
 from .shootout import ShootoutResult, shootout  # the function shadows the module's name, as solve does

@@ -18,6 +18,7 @@ from .kernels.interface import MethodData, Output, RunState, no_output
 from .registry import method as lookup_method
 from .problem import ODEProblem, SecondOrderProblem
 from .solution import DenseOutput, Solution, Stats, Status
+from .theory.stiffness import STARVING_STEPS, StiffnessWarning, fixed_step_warning, starving_note
 
 NO_LIMIT = 2 ** 62
 EPS = np.finfo(float).eps
@@ -88,7 +89,9 @@ class Integrator:
                             f"got {type(problem).__name__}")
         self.problem = problem
         self.method = lookup_method(method)
-        _check_compatible(problem, self.method)
+        refused = self.method.refusal(problem)
+        if refused:
+            raise ValueError(refused)
         self.controller = _controller(self.method, h, adaptive, controller)
         y = problem.initial_state()
         n = y.size
@@ -144,8 +147,6 @@ class Integrator:
         :func:`odekit.analysis.stiffness`), made outside the run: not counted in
         :attr:`stats`, and the state of the run is not touched.
         """
-        from .analysis.stiffness import StiffnessWarning, fixed_step_warning
-
         message = fixed_step_warning(self.problem, self.method, self.controller.h, self._kernels.rhs,
                                      self.method.second_order_only, self.t, self._y.copy(), self._f)
         if message:
@@ -157,8 +158,6 @@ class Integrator:
         Judged from the recorded steps and, only when they look like it, one
         estimate of the spectrum at the final state (uncounted evaluations).
         """
-        from .analysis.stiffness import STARVING_STEPS, starving_note
-
         if (isinstance(self.controller, FixedStep) or self.method.implicit or self._ist[L.NACCEPT] < STARVING_STEPS
                 or status not in (L.SUCCESS, L.MAX_STEPS, L.STEP_UNDERFLOW)):
             return None
@@ -550,18 +549,6 @@ def _check_t_eval(t_eval, t0, t1, direction):
 
 
 # --- set-up checks -------------------------------------------------------------------
-
-def _check_compatible(problem, method):
-    if method.second_order_only and not problem.second_order:
-        raise ValueError(f"method {method.name!r} is a splitting method for x'' = a(t, x, v): give a "
-                         "SecondOrderProblem, or choose a method for first-order systems (e.g. 'rk4', 'dp54')")
-    if method.needs_velocity_independent and problem.second_order and problem.velocity_dependent:
-        raise ValueError(
-            f"method {method.name!r} needs forces that do not depend on velocity, but the problem says "
-            "velocity_dependent=True; with a(t, x, v) it would silently lose its order. Declare "
-            "velocity_dependent=False if accel ignores v, or use 'symplectic_euler' or a Runge-Kutta "
-            "method such as 'rk4'")
-
 
 def _controller(method, h, adaptive, controller):
     if controller is not None:

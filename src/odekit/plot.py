@@ -160,7 +160,7 @@ def _draw_fit(ax, result, name, column, order, declared):
     The points are those the table's fit used: successful runs with a
     positive finite error.
     """
-    from .analysis import fit_order
+    from .theory.fitting import fit_order
 
     points = [(r.h, getattr(r, column)) for r in result.rows if r.method == name and r.success]
     points = [(h, e) for h, e in points if e is not None and np.isfinite(e) and e > 0]
@@ -194,7 +194,7 @@ def stability_regions(methods=STABILITY_METHODS, path=None, re=(-5.0, 3.0), im=(
     """
     from matplotlib import patheffects
 
-    from .analysis import is_a_stable, stability_region
+    from .theory.stability import is_a_stable, stability_region
 
     fig = Figure(figsize=(9.6, 6.0), layout="constrained")
     ax = fig.subplots()

@@ -95,6 +95,26 @@ class Method:
         """
         return self.family.second_order and (self.order > 1 or self.coefficients.staggered)
 
+    def refusal(self, problem):
+        """Why this method cannot run ``problem``, as the sentence of a ValueError; None when it can.
+
+        The one compatibility check: the run, the shootout, the stiffness
+        advice and the live page all ask here.
+        """
+        if self.second_order_only and not problem.second_order:
+            return (f"method {self.name!r} is a splitting method for x'' = a(t, x, v): give a "
+                    "SecondOrderProblem, or choose a method for first-order systems (e.g. 'rk4', 'dp54')")
+        if self.needs_velocity_independent and problem.second_order and problem.velocity_dependent:
+            return (f"method {self.name!r} needs forces that do not depend on velocity, but the problem says "
+                    "velocity_dependent=True; with a(t, x, v) it would silently lose its order. Declare "
+                    "velocity_dependent=False if accel ignores v, or use 'symplectic_euler' or a Runge-Kutta "
+                    "method such as 'rk4'")
+        return None
+
+    def applies_to(self, problem):
+        """True when this method can run ``problem`` (see :meth:`refusal`)."""
+        return self.refusal(problem) is None
+
     @property
     def evaluations_per_step(self):
         """f (or force) evaluations per step, or None when it varies (Newton).

@@ -234,7 +234,7 @@ def _budget(budget):
 
 def _methods(prob, methods):
     if methods is None:
-        return [m for m in map(lookup_method, DEFAULT_METHODS) if _applies(m, prob)]
+        return [m for m in map(lookup_method, DEFAULT_METHODS) if m.applies_to(prob)]
     if isinstance(methods, str):
         methods = [methods]
     chosen = [lookup_method(m) for m in methods]
@@ -244,17 +244,10 @@ def _methods(prob, methods):
         if m.evaluations_per_step is None:
             raise ValueError(f"method {m.name!r} spends a varying number of evaluations per step "
                              "(Newton iterations), so it has no place in an equal-budget shootout")
-        if not _applies(m, prob):
-            raise ValueError(f"method {m.name!r} does not apply to problem {prob.name!r}: "
-                             + ("it needs a SecondOrderProblem" if not prob.second_order
-                                else "it needs forces that do not depend on velocity"))
+        refused = m.refusal(prob)
+        if refused:
+            raise ValueError(f"method {m.name!r} does not apply to problem {prob.name!r}: {refused}")
     return chosen
-
-
-def _applies(m, prob):
-    if m.second_order_only and not prob.second_order:
-        return False
-    return not (m.needs_velocity_independent and prob.second_order and prob.velocity_dependent)
 
 
 class _Reference:

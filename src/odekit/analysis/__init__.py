@@ -1,4 +1,9 @@
-"""Analysis: see how integrators differ.
+"""Analysis: see how integrators differ -- the studies, and the theory they draw on.
+
+The studies (:func:`convergence`, :func:`work_precision`,
+:func:`invariant_drift`) run :func:`odekit.solve`; the theory that needs no
+solve lives in :mod:`odekit.theory` and is re-exported here, so that
+``odekit.analysis`` is the one place a user looks.
 
 * :func:`fit_order` and :func:`convergence` -- measured order of accuracy,
   of the solution and of an invariant (energy error against ``h``);
@@ -26,13 +31,14 @@ rational coefficients, whose real roots are isolated with Sturm sequences.
 """
 
 
-from .convergence import convergence, fit_order, OrderFit, work_precision
+from .convergence import convergence, work_precision
 from .drift import InvariantDrift, invariant_drift, invariant_values, motion_cycles
-from .stability import (
+from ..theory.fitting import OrderFit, fit_order
+from ..theory.stability import (
     StabilityFunction, StabilityRegion, is_a_stable, is_l_stable, max_stable_step,
     oscillator_stability_limit, oscillator_step_matrix, stability_function, stability_region,
 )
-from .stiffness import StiffnessEstimate, StiffnessWarning, stiffness
+from ..theory.stiffness import StiffnessEstimate, StiffnessWarning, stiffness
 from .tables import (
     ConvergenceResult, ConvergenceRow, OrderRow, OrderTable, WorkPrecisionResult, WorkPrecisionRow,
 )

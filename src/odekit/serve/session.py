@@ -17,11 +17,11 @@ import warnings
 import numpy as np
 
 from .. import analysis
-from ..analysis.stiffness import StiffnessWarning
+from ..theory.stiffness import StiffnessWarning
 from ..integrator import IntegrationError, Integrator
 from ..registry import method as lookup_method, methods as all_methods
 from ..multistep import BDFCoefficients
-from ..shootout import DEFAULT_METHODS, _applies
+from ..shootout import DEFAULT_METHODS
 from .scenes import SCENES
 
 MAX_MESSAGE = 4096          # characters; a settings message needs a few hundred
@@ -60,7 +60,7 @@ def live_methods(scene):
     shootout come first.
     """
     problem = scene.problem
-    usable = [m for m in all_methods() if m.evaluations_per_step is not None and _applies(m, problem)]
+    usable = [m for m in all_methods() if m.evaluations_per_step is not None and m.applies_to(problem)]
     usable.sort(key=lambda m: DEFAULT_METHODS.index(m.name) if m.name in DEFAULT_METHODS else len(DEFAULT_METHODS))
     return [m.name for m in usable]
 

@@ -533,10 +533,8 @@ def _model(problem, raw):
 
 
 def _applicable(problem, m):
-    if is_explicit_tableau(m):
-        return True
-    return (is_splitting(m) and problem.second_order
-            and not (m.needs_velocity_independent and problem.velocity_dependent))
+    """A method with a stability theory here that can run ``problem``."""
+    return (is_explicit_tableau(m) or is_splitting(m)) and m.applies_to(problem)
 
 
 def _limit(m, model):
