@@ -11,8 +11,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from .registry import methods as registry
-from .shootout import DEFAULT_METHODS
+from .registry import CLASSIC, methods as registry
 
 STABILITY_METHODS = ("euler", "midpoint", "kutta3", "rk4", "backward_euler", "trapezoid")
 
@@ -23,7 +22,7 @@ _PALETTE = tuple(_TAB10[i] for i in (0, 1, 2, 3, 4, 5, 8, 9, 6, 7)) + _TAB20[1::
 # the methods of the default shootout, then the others of the default stability figure, get the
 # first colours, so that the lines of those figures are told apart at a glance (the trapezoid
 # before backward Euler: its dashes on their dark edge need a middle shade, not a light one)
-_FIRST = DEFAULT_METHODS + ("kutta3", "trapezoid", "backward_euler")
+_FIRST = CLASSIC + ("kutta3", "trapezoid", "backward_euler")
 
 
 def colour(name):
@@ -232,7 +231,7 @@ def stability_regions(methods=STABILITY_METHODS, path=None, re=(-5.0, 3.0), im=(
 
 def _same_regions(methods):
     """The methods' names in groups of equal stability functions ``R``, in their first order."""
-    from .analysis import stability_function
+    from .theory.stability import stability_function
 
     groups = []                     # (R's coefficients, names)
     for name in methods:
