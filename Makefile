@@ -35,9 +35,12 @@ chromium:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
+# every benchmark, each as a script (benchmarks/README.md); `--quick` runs are part of `make test`
 bench: $(VENV)/.installed-base
 	$(BIN)/python benchmarks/bench_core.py
 	$(BIN)/python benchmarks/bench_stiff.py
+	$(BIN)/python benchmarks/bench_floor.py
+	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_cloth.py
 
 clean:
