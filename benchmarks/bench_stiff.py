@@ -25,7 +25,7 @@ error at the final time against a tight reference -- SciPy's Radau at rtol
 published solution.  The error is ``max_i |y_i - ref_i| / max(|ref_i|,
 atol)``: relative, with components below atol measured against atol.
 Ratios: fastest SciPy time / odekit time for every odekit method, and
-SciPy Radau / odekit radau5 (the same method).
+SciPy Radau / odekit radau5 and SciPy BDF / odekit bdf (the same methods).
 
 Run ``python benchmarks/bench_stiff.py [--rtol R] [--quick] [--json PATH]``.
 This is a measurement, not a test: nothing is asserted.
@@ -42,6 +42,7 @@ REF_RTOL = 1e-12          # SciPy Radau reference; its atol is the problem's tim
 REF_ATOL_FACTOR = 1e-6
 ODEKIT_METHODS = ("radau5", "kencarp4", "rodas4", "trbdf2", "bdf")
 SCIPY_METHODS = ("Radau", "BDF", "LSODA")
+SAME_METHOD = {"Radau": "radau5", "BDF": "bdf"}     # a SciPy method: odekit's version of the same method
 
 
 def error(y, ref, atol):
@@ -111,15 +112,17 @@ def run_case(label, prob, rtol, atol, published, timing):
     case["rows"] = rows
     scipy_rows = [r for r in rows if r["solver"].startswith("SciPy") and r["success"]]
     fastest = min(scipy_rows, key=lambda r: r["seconds"]) if scipy_rows else None
-    radau = next((r for r in scipy_rows if r["method"] == "Radau"), None)
-    ratios = {"fastest_scipy": fastest["solver"] if fastest else None, "fastest_scipy_over_odekit": {}}
+    ratios = {"fastest_scipy": fastest["solver"] if fastest else None, "fastest_scipy_over_odekit": {},
+              "same_method": {}}
     for r in rows:
         if r["solver"].startswith("odekit") and "skipped" not in r and fastest:
             ratios["fastest_scipy_over_odekit"][r["method"]] = fastest["seconds"] / r["seconds"]
-    ours = next((r for r in rows if r.get("method") == "radau5" and "skipped" not in r), None)
-    if radau and ours:
-        ratios["scipy_radau_over_odekit_radau5"] = radau["seconds"] / ours["seconds"]
-        ratios["steps_odekit_radau5_over_scipy_radau"] = ours["steps"] / radau["steps"]
+    for theirs, ours in SAME_METHOD.items():
+        scipy = next((r for r in scipy_rows if r["method"] == theirs), None)
+        odekit_ = next((r for r in rows if r.get("method") == ours and "skipped" not in r), None)
+        if scipy and odekit_:
+            ratios["same_method"][f"{theirs} / {ours}"] = {"time": scipy["seconds"] / odekit_["seconds"],
+                                                          "steps_odekit_over_scipy": odekit_["steps"] / scipy["steps"]}
     case["ratios"] = ratios
     return case
 
@@ -159,24 +162,25 @@ def print_case(i, case):
     if r["fastest_scipy"]:
         fastest = r["fastest_scipy"][6:]
         ratios = {f"{fastest} (fastest SciPy) / {m}": v for m, v in r["fastest_scipy_over_odekit"].items()}
-    if "scipy_radau_over_odekit_radau5" in r:
-        print(f"  steps of odekit radau5 / SciPy Radau: {r['steps_odekit_radau5_over_scipy_radau']:.2f}")
-        ratios["Radau / radau5"] = r["scipy_radau_over_odekit_radau5"]
+    for pair, same in r["same_method"].items():
+        print(f"  steps of odekit / SciPy, the same method ({pair}): {same['steps_odekit_over_scipy']:.2f}")
+        ratios[pair] = same["time"]
     common.print_ratios(f"SciPy time / odekit time ({i}. {case['problem']})", ratios)
 
 
 def print_summary(cases_):
     methods = [m for m in ODEKIT_METHODS if any(m in c["ratios"]["fastest_scipy_over_odekit"] for c in cases_)]
-    print("\nSummary: fastest SciPy time / odekit time (same rtol, atol; errors above)")
+    pairs = [f"{theirs} / {ours}" for theirs, ours in SAME_METHOD.items()]
+    print("\nSummary: fastest SciPy time / odekit time, and SciPy / odekit on the same method "
+          "(same rtol, atol; errors above)")
     rows = []
     for c in cases_:
         r = c["ratios"]
         cells = [f"{r['fastest_scipy_over_odekit'][m]:.1f}x" if m in r["fastest_scipy_over_odekit"] else "-"
                  for m in methods]
-        radau = r.get("scipy_radau_over_odekit_radau5")
-        rows.append((c["problem"], (r["fastest_scipy"] or "SciPy -")[6:], *cells,
-                     "-" if radau is None else f"{radau:.1f}x"))
-    common.print_table(("problem", "fastest SciPy", *methods, "Radau/radau5"), rows)
+        same = [f"{r['same_method'][p]['time']:.0f}x" if p in r["same_method"] else "-" for p in pairs]
+        rows.append((c["problem"], (r["fastest_scipy"] or "SciPy -")[6:], *cells, *same))
+    common.print_table(("problem", "fastest SciPy", *methods, *pairs), rows)
 
 
 def main(argv=None):
