@@ -32,6 +32,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import resource
 import shutil
 import subprocess
 import sys
@@ -61,33 +62,48 @@ def _problem(odekit, name):
 
 # --- in the child process --------------------------------------------------------------------
 
+def _now():
+    """Wall time and this process's CPU time: on a shared machine the second is the steadier."""
+    return time.perf_counter(), time.process_time()
+
+
+def _elapsed(name, start, stop):
+    return {f"{name}_s": stop[0] - start[0], f"{name}_cpu_s": stop[1] - start[1]}
+
+
 def child(task, backend, quick):
     """Print, as JSON, the times of ``task`` (a family, or ``"fixed"``) in this fresh process."""
-    start = time.perf_counter()
+    start = _now()
     import odekit
-    imported = time.perf_counter()
-    result = {"odekit": odekit.__file__, "import_s": imported - start}
+    imported = _now()
+    result = {"odekit": odekit.__file__, **_elapsed("import", start, imported)}
     if task == "fixed":
         result.update(fixed_costs(odekit, backend, quick))
     else:
         method, problem, options = FAMILIES[task]
         sol = odekit.solve(_problem(odekit, problem), method, backend=backend, **options)
-        result.update(first_solve_s=time.perf_counter() - imported, backend=sol.backend, success=sol.success)
+        result.update(_elapsed("first_solve", imported, _now()), backend=sol.backend, success=sol.success)
     print(json.dumps(result))
 
 
 def fixed_costs(odekit, backend, quick):
-    """Seconds per call, warm: dp54 and rk4 solves over one step's span, and ``Integrator.step()``."""
+    """Seconds per call, warm, in wall and CPU time: dp54 and rk4 solves over one step's span, and
+    ``Integrator.step()``."""
+    import dataclasses
+
     import common        # imported here: it loads NumPy, which the families' timings leave to odekit
 
-    timing = common.QUICK_TIMING if quick else common.Timing()
+    wall = common.QUICK_TIMING if quick else common.Timing()
     short = _problem(odekit, "kepler").with_span((0.0, H))
-    endless = _problem(odekit, "kepler").with_span((0.0, 1e12))
-    integ = odekit.Integrator(endless, "rk4", h=H, backend=backend)
-    return {"dp54_solve_s": common.per_call(lambda: odekit.solve(short, "dp54", backend=backend), timing)[0],
-            "rk4_solve_s": common.per_call(lambda: odekit.solve(short, "rk4", h=H, backend=backend), timing)[0],
-            "integrator_step_s": common.per_call(integ.step, timing)[0], "backend": integ.backend,
-            "repeats": timing.repeats}
+    integ = odekit.Integrator(_problem(odekit, "kepler").with_span((0.0, 1e12)), "rk4", h=H, backend=backend)
+    calls = {"dp54_solve": lambda: odekit.solve(short, "dp54", backend=backend),
+             "rk4_solve": lambda: odekit.solve(short, "rk4", h=H, backend=backend),
+             "integrator_step": integ.step}
+    result = {"backend": integ.backend, "repeats": wall.repeats}
+    for name, call in calls.items():
+        result[f"{name}_s"] = common.per_call(call, wall)[0]
+        result[f"{name}_cpu_s"] = common.per_call(call, dataclasses.replace(wall, clock=time.process_time))[0]
+    return result
 
 
 # --- in the parent (common is imported in main) --------------------------------------------------------------------------
@@ -102,25 +118,30 @@ def fresh_copy(folder):
     return copy
 
 
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(folder, argv):
-    """Run ``python argv`` on the copy in ``folder``: ``(wall seconds, its stdout)``."""
+    """Run ``python argv`` on the copy in ``folder``: its wall and CPU seconds, and its stdout."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(folder / "numba_cache"),
                PYTHONPATH=os.pathsep.join([str(folder / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    start = time.perf_counter()
+    start = time.perf_counter(), _children_cpu()
     done = subprocess.run([sys.executable, *argv], env=env, cwd=folder, capture_output=True, text=True,
                           timeout=TIMEOUT)
-    seconds = time.perf_counter() - start
+    times = _elapsed("process", start, (time.perf_counter(), _children_cpu()))
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:4])} failed:\n{done.stderr[-2000:]}")
-    return seconds, done.stdout
+    return times, done.stdout
 
 
 def run_child(folder, task, backend, quick):
-    seconds, out = run(folder, [__file__, CHILD, task, backend] + ["--quick"] * quick)
+    times, out = run(folder, [__file__, CHILD, task, backend] + ["--quick"] * quick)
     result = json.loads(out.splitlines()[-1])
     if not pathlib.Path(result["odekit"]).is_relative_to(folder):
         raise RuntimeError(f"the child imported {result['odekit']}, not the copy in {folder}")
-    return dict(result, process_s=seconds)
+    return dict(result, **times)
 
 
 def cold_and_warm(task, backend, quick, tmp):
@@ -129,7 +150,7 @@ def cold_and_warm(task, backend, quick, tmp):
     fresh_copy(folder)
     if task == "shootout":
         argv = ["-m", "odekit.cli", *SHOOTOUT, *(QUICK_SHOOTOUT if quick else ["--report", str(folder / "report")])]
-        return {phase: {"process_s": run(folder, argv)[0]} for phase in ("cold", "warm")}
+        return {phase: run(folder, argv)[0] for phase in ("cold", "warm")}
     return {phase: run_child(folder, task, backend, quick) for phase in ("cold", "warm")}
 
 
@@ -152,25 +173,30 @@ def measure(backend, quick, tmp):
 def print_report(report, quick):
     import common
 
+    def seconds(r, name):
+        return [f"{r[key]:.2f}" if key in r else "-" for key in (f"{name}_s", f"{name}_cpu_s")]
+
     rows, ratios = [], {}
     for task in tasks(quick):
-        cold, warm = report[task]["cold"], report[task]["warm"]
         what = f"{FAMILIES[task][0]} on {FAMILIES[task][1]}" if task in FAMILIES else " ".join(SHOOTOUT[:2])
-        cells = [(f"{r['import_s']:.2f}", f"{r['first_solve_s']:.2f}") if task in FAMILIES else ("-", "-")
-                 for r in (cold, warm)]
-        rows.append((task, what, *cells[0], f"{cold['process_s']:.2f}", *cells[1], f"{warm['process_s']:.2f}"))
-        key = "first_solve_s" if task in FAMILIES else "process_s"
-        ratios[f"{task}, {'first solve' if task in FAMILIES else 'process'}"] = cold[key] / warm[key]
-    print("\nSeconds, each run in a fresh process: `import odekit`, then the first solve; the whole process")
-    common.print_table(("", "first solve of", "cold: import", "solve", "process", "warm: import", "solve",
-                        "process"), rows)
+        for phase in ("cold", "warm"):
+            r = report[task][phase]
+            wall, cpu = zip(seconds(r, "import"), seconds(r, "first_solve"), seconds(r, "process"))
+            rows.append((task if phase == "cold" else "", what if phase == "cold" else "", phase, *wall, *cpu))
+        key = "first_solve_cpu_s" if task in FAMILIES else "process_cpu_s"
+        ratios[f"{task}, {'first solve' if task in FAMILIES else 'process'}"] = (report[task]["cold"][key]
+                                                                                / report[task]["warm"][key])
+    print("\nSeconds, each run a fresh process: `import odekit`, the first solve, the whole process")
+    common.print_table(("", "first solve of", "", "wall: import", "solve", "process", "CPU: import", "solve",
+                        "process"), rows, "lll" + "r" * 6)
     fixed = report["fixed"]
     print(f"\nFixed costs, warm (best of {fixed['repeats']} timeit-style batches; {fixed['backend']} backend)")
-    common.print_table(("", "us per call"), [
-        ("odekit.solve(kepler over one step, 'dp54')", f"{fixed['dp54_solve_s'] * 1e6:.1f}"),
-        (f"odekit.solve(kepler over one step, 'rk4', h={H})", f"{fixed['rk4_solve_s'] * 1e6:.1f}"),
-        (f"Integrator(kepler, 'rk4', h={H}).step()", f"{fixed['integrator_step_s'] * 1e6:.1f}")])
-    common.print_ratios("cold / warm: the first time on a machine against every later time", ratios)
+    common.print_table(("", "wall us", "CPU us"), [
+        (label, f"{fixed[name + '_s'] * 1e6:.1f}", f"{fixed[name + '_cpu_s'] * 1e6:.1f}") for label, name in (
+            ("odekit.solve(kepler over one step, 'dp54')", "dp54_solve"),
+            (f"odekit.solve(kepler over one step, 'rk4', h={H})", "rk4_solve"),
+            (f"Integrator(kepler, 'rk4', h={H}).step()", "integrator_step"))])
+    common.print_ratios("cold / warm CPU time: the first time on a machine against every later time", ratios)
 
 
 def unmeasured_families():
