@@ -144,7 +144,8 @@ def main(argv=None):
         for who, counts in (("LSODA's", (nfev, njev)), ("odekit bdf's", (sol.stats.nfev, sol.stats.njev))):
             floor = counts[0] * (c["rhs"] + c["solve_norm"]) + counts[1] * c["jac_lu"]
             inplace = floor - counts[0] * min(c["allocation"], c["rhs"])
-            print(f"  floor at {who} counts {counts}: {floor * 1e6:.1f} us; with an in-place rhs {inplace * 1e6:.1f} us")
+            print(f"  floor at {who} counts {counts}: {floor * 1e6:.1f} us; "
+                  f"with an in-place rhs {inplace * 1e6:.1f} us")
             ratios[f"LSODA / floor at {who} counts"] = seconds / floor
             ratios[f"LSODA / floor at {who} counts, in-place rhs"] = seconds / inplace
         print(f"  odekit bdf measured: {ours * 1e6:.1f} us")

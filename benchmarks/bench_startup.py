@@ -21,10 +21,10 @@ the installed one.  Warm means the same copy run again, with what its cold
 run cached.  Each family and the shootout get their own copy, so no run
 inherits another's kernels.
 
-Run ``python benchmarks/bench_startup.py [--quick] [--json PATH]``: several
+Run ``python benchmarks/bench_startup.py [--quick] [--json PATH]``: 5-20
 minutes, mostly Numba compiling; keep the machine otherwise idle.
-``--quick`` runs everything on the Python backend (nothing compiled): it
-checks the script, not the figures.
+``--quick`` runs the first family and a tiny shootout on the Python backend
+(nothing compiled): it checks the script, not the figures.
 """
 
 import compileall
@@ -106,7 +106,7 @@ def fixed_costs(odekit, backend, quick):
     return result
 
 
-# --- in the parent (common is imported in main) --------------------------------------------------------------------------
+# --- in the parent (which imports common in its functions) ----------------------------------
 
 def fresh_copy(folder):
     """A copy of the importable odekit in ``folder``: its bytecode compiled, its kernel cache empty."""

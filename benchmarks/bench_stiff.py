@@ -118,11 +118,11 @@ def run_case(label, prob, rtol, atol, published, timing):
         if r["solver"].startswith("odekit") and "skipped" not in r and fastest:
             ratios["fastest_scipy_over_odekit"][r["method"]] = fastest["seconds"] / r["seconds"]
     for theirs, ours in SAME_METHOD.items():
-        scipy = next((r for r in scipy_rows if r["method"] == theirs), None)
-        odekit_ = next((r for r in rows if r.get("method") == ours and "skipped" not in r), None)
-        if scipy and odekit_:
-            ratios["same_method"][f"{theirs} / {ours}"] = {"time": scipy["seconds"] / odekit_["seconds"],
-                                                          "steps_odekit_over_scipy": odekit_["steps"] / scipy["steps"]}
+        a = next((r for r in scipy_rows if r["method"] == theirs), None)
+        b = next((r for r in rows if r.get("method") == ours and "skipped" not in r), None)
+        if a and b:
+            ratios["same_method"][f"{theirs} / {ours}"] = {"time": a["seconds"] / b["seconds"],
+                                                          "steps_odekit_over_scipy": b["steps"] / a["steps"]}
     case["ratios"] = ratios
     return case
 
