@@ -203,7 +203,7 @@ def unmeasured_families():
     """Registered families that FAMILIES lacks (a new family should be added to it)."""
     import odekit
 
-    return sorted({str(m.family) for m in odekit.methods()} - set(FAMILIES))
+    return sorted({getattr(m.family, "name", m.family) for m in odekit.methods()} - set(FAMILIES))
 
 
 def main(argv=None):
