@@ -1,4 +1,7 @@
-"""Methods as data: exact order conditions, self-checks, and the registry."""
+"""Methods as data: exact order conditions and the coefficients' self-checks.
+
+The registry (names, aliases, the table, the docs) is tested in test_registry.py.
+"""
 
 from fractions import Fraction as F
 import numpy as np
@@ -134,57 +137,6 @@ def test_force_evaluations_per_step_follow_from_the_coefficients():
     expected = {"symplectic_euler": 1, "symplectic_euler_b": 1, "velocity_verlet": 1,
                 "position_verlet": 1, "leapfrog": 1, "forest_ruth": 3, "pefrl": 4, "yoshida6": 7}
     assert {m.name: m.evaluations_per_step for m in odekit.methods("splitting")} == expected
-
-
-def test_every_method_is_documented():
-    for m in odekit.methods():
-        assert m.reference and m.stability and m.title, m.name
-        assert m.order >= 1
-        text = m.summary()
-        assert f"order {m.order}" in text and m.reference in text
-
-
-def test_names_and_aliases_are_unique_and_resolve():
-    seen = set()
-    for m in odekit.methods():
-        for name in m.names:
-            assert name not in seen
-            seen.add(name)
-            assert odekit.method(name) is m
-            assert odekit.method(name.upper().replace("_", "-")) is m
-
-
-def test_unknown_method_lists_the_closest_names():
-    with pytest.raises(ValueError, match=r"unknown method 'verlett'; closest: verlet"):
-        odekit.method("verlett")
-
-
-def test_registry_prints_as_a_table_with_every_method():
-    table = str(odekit.methods())
-    for m in odekit.methods():
-        assert m.name in table
-    assert table.splitlines()[0].split()[:3] == ["name", "family", "order"]
-
-
-def test_issue_method_list_is_registered():
-    wanted = ["euler", "midpoint", "heun", "ralston", "kutta3", "rk4", "rk38", "heun_euler", "bs32",
-              "rkf45", "cash_karp", "dp54", "backward_euler", "trapezoid", "trbdf2", "kencarp4", "radau5", "implicit_midpoint",
-              "linearized_euler", "rodas4", "bdf", "ndf", "symplectic_euler", "symplectic_euler_b", "velocity_verlet",
-              "position_verlet", "leapfrog", "forest_ruth", "pefrl", "yoshida6"]
-    assert odekit.methods().names() == wanted
-    assert odekit.method("explicit_euler") is odekit.method("forward_euler") is odekit.method("euler")
-    assert odekit.method("semi_implicit_euler") is odekit.method("symplectic_euler")
-
-
-def test_docs_are_generated_from_the_registry():
-    """docs/methods.md and the README's table are the registry's own output, not copies."""
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    assert (root / "docs" / "methods.md").read_text() == odekit.methods().document(), \
-        "regenerate with: odekit methods --markdown > docs/methods.md"
-    assert odekit.methods().markdown() in (root / "README.md").read_text(), \
-        "paste `odekit methods --markdown`'s table into the README"
 
 
 def test_radau5_error_estimate_is_of_its_declared_order():
