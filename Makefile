@@ -1,5 +1,5 @@
 # Two commands do all set-up on a fresh machine with only Python installed:
-#   make demo   create .venv, install odekit, run the main job
+#   make demo   create .venv, install odekit (only what the demo needs), run the main job
 #   make test   create .venv, install odekit with its test extras and Debian's
 #               chromium (for the browser tests of `odekit serve`), run the tests
 PYTHON ?= python3
@@ -13,25 +13,34 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+# one stamp per set of extras: the demo and the benchmarks need odekit alone, the tests
+# the test extras, which bring the server and Playwright
+$(VENV)/.installed-base: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-demo: $(VENV)/.installed
+$(VENV)/.installed-test: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed-base
+
+demo: $(VENV)/.installed-base
 	$(BIN)/odekit shootout kepler --report shootout-report
 
 # the page's tests drive the system's Chromium with Playwright; with this set they
 # fail, rather than skip, when it is missing
-test: $(VENV)/.installed chromium
+test: $(VENV)/.installed-test chromium
 	ODEKIT_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -n auto
 
 chromium:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
-bench: $(VENV)/.installed
+# every benchmark, each as a script (benchmarks/README.md); `--quick` runs are part of `make test`
+bench: $(VENV)/.installed-base
 	$(BIN)/python benchmarks/bench_core.py
 	$(BIN)/python benchmarks/bench_stiff.py
+	$(BIN)/python benchmarks/bench_floor.py
+	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_cloth.py
 
 clean:

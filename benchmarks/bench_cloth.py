@@ -24,26 +24,22 @@ method's error at ``h = 1/60`` is about 10/9 of its difference from the
 run at a tenth of the step).  One run per row (each takes seconds), after a
 short warm-up run that compiles the force.
 
-Run ``python benchmarks/bench_cloth.py [--n 64] [--T 0.25] [--budget 300] [--adaptive]``.
-A measurement, not a test: nothing is asserted.
+Run ``python benchmarks/bench_cloth.py [--n 64] [--T 0.25] [--budget 300] [--adaptive] [--quick]
+[--json PATH]`` (``--quick``: ``--n 4 --T 0.05 --budget 10``).  A measurement, not a test: nothing is asserted.
 """
 
-import argparse
-import pathlib
-import sys
 import time
 
 import numpy as np
 from scipy import sparse
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_core import machine  # noqa: E402
-
-import odekit  # noqa: E402
-from odekit import problems  # noqa: E402
-from odekit.sparse import LinearSolver  # noqa: E402
+import common
+import odekit
+from odekit import problems
+from odekit.sparse import LinearSolver
 
 RTOL, ATOL = 1e-3, 1e-6
+QUICK = {"n": 4, "T": 0.05, "budget": 10.0}
 
 
 class _OverBudget(Exception):
@@ -103,19 +99,19 @@ def _error(x, reference):
     return float(np.abs(x - reference).max())
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None):
+    parser = common.parser(__doc__)
     parser.add_argument("--n", type=int, default=64)
     parser.add_argument("--T", type=float, default=0.25, help="simulated seconds")
     parser.add_argument("--budget", type=float, default=300.0, help="wall seconds allowed each SciPy solve")
     parser.add_argument("--adaptive", action="store_true", help="add odekit's adaptive bdf and radau5")
-    opts = parser.parse_args()
+    opts = parser.parse_args(argv)
+    if opts.quick:
+        vars(opts).update(QUICK)
     problem = problems.cloth(n=opts.n).with_span((0.0, opts.T))
-    m = machine()
-    print(f"odekit cloth benchmark: cloth(n={opts.n}), {6 * opts.n ** 2} unknowns, {opts.T:g} s simulated")
-    print(f"  CPU      {m['cpu']}  ({m['cores']} cores)")
-    print(f"  versions Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}, Numba {m['numba']}")
-    print(f"  date     {m['date']}")
+    report = {"machine": common.machine(), "quick": opts.quick, "n": opts.n, "T": opts.T}
+    common.print_header(f"odekit cloth benchmark: cloth(n={opts.n}), {6 * opts.n ** 2} unknowns, {opts.T:g} s "
+                        "simulated", report["machine"], opts.quick)
     odekit.solve(problem.with_span((0.0, 2 / 60)), "linearized_euler", h=1 / 60)      # compile the force
     start = time.perf_counter()
     ref = odekit.solve(problem, "linearized_euler", h=1 / 600, linear_solver="splu")
@@ -134,24 +130,23 @@ def main():
         rows += [odekit_row(f"odekit {name}, splu", problem, name, "splu", reference, rtol=RTOL, atol=ATOL)
                  for name in ("bdf", "radau5")]
     rows += [scipy_row(name, problem, opts.budget, reference) for name in ("BDF", "Radau")]
-    print(f"  {'solver':44} {'time s':>8} {'steps':>6} {'nfev':>6} {'njev':>5} {'nlu':>5} {'err m':>9}")
+    table = []
     for r in rows:
         if r.get("over_budget"):
-            print(f"  {r['solver']:44} {'>' + format(r['seconds'], '.0f'):>8}  stopped: over the budget")
+            table.append((r["solver"], f">{r['seconds']:.0f}", "", "", "", "", "", "stopped: over the budget"))
             continue
-        flag = "" if r["success"] else "  (did not succeed)"
-        print(f"  {r['solver']:44} {r['seconds']:>8.2f} {r['steps']:>6} {r['nfev']:>6} {r['njev']:>5} "
-              f"{r['nlu']:>5} {r['error']:>9.1e}{flag}")
+        table.append((r["solver"], f"{r['seconds']:.2f}", r["steps"], r["nfev"], r["njev"], r["nlu"],
+                      f"{r['error']:.1e}", "" if r["success"] else "(did not succeed)"))
+    common.print_table(("solver", "time s", "steps", "nfev", "njev", "nlu", "err m", ""), table, "lrrrrrrl")
     print("  SciPy LSODA: not run (dense or banded Jacobians only: "
           f"{(6 * opts.n ** 2) ** 2 * 8 / 1e9:.1f} GB)")
     scipy_rows = [r for r in rows if r["solver"].startswith("SciPy")]
     fastest = min(scipy_rows, key=lambda r: r["seconds"])
-    bound = "at least " if fastest.get("over_budget") else ""
-    print(f"\nfastest SciPy ({fastest['solver'][6:]}{', stopped' if bound else ''}) / odekit:")
-    for r in rows:
-        if r["solver"].startswith("SciPy"):
-            continue
-        print(f"  {r['solver']:44} {bound}{fastest['seconds'] / r['seconds']:.1f}x")
+    bound = ", stopped: at least" if fastest.get("over_budget") else ""
+    report.update(rows=rows, ratios={r["solver"]: fastest["seconds"] / r["seconds"] for r in rows
+                                     if not r["solver"].startswith("SciPy")})
+    common.print_ratios(f"fastest SciPy ({fastest['solver'][6:]}{bound}) time / odekit time", report["ratios"])
+    common.write_json(opts.json, report)
 
 
 if __name__ == "__main__":

@@ -27,39 +27,48 @@ whose exact solution lets each row show that it computed the same thing.
    error is at most SciPy's -- for the same right-hand side as SciPy's
    (returning an array) and for the in-place form.
 
-Run ``python benchmarks/bench_core.py [--json PATH]`` (or ``make bench``).
+Run ``python benchmarks/bench_core.py [--quick] [--json PATH]`` (or ``make bench``).
 This is a measurement, not a test: nothing is asserted.
 """
 
-import argparse
-import datetime
-import gc
-import importlib.metadata
-import json
+import dataclasses
 import math
 import os
 import pathlib
-import platform
 import shutil
 import subprocess
-import sys
 import time
 
 import numpy as np
 
+import common
 import odekit
 
 E = 0.5                   # eccentricity
 MU = 1.0
 H = 0.01                  # fixed step of RK4
-FIXED_ORBITS = 4000       # ~2.5 million steps: each compiled run lasts ~0.5 s or more
-NUMPY_ORBITS = 20         # the NumPy loop is ~100x slower: fewer steps
 WARMUP_ORBITS = 1         # the first solve, which compiles, on a short span
-ADAPTIVE_ORBITS = 20
-RTOLS = (1e-6, 1e-9)      # atol = rtol * 1e-3
-REPEATS = 5               # timings are the best of this many runs
 SETUP_ORBITS = 1e-3       # a span so short that a solve costs only its set-up
 BUILD = pathlib.Path(__file__).resolve().parent / "_build"
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    """How much each part runs and how hard it is timed; ``QUICK`` for ``--quick``."""
+
+    fixed_orbits: int = 4000          # ~2.5 million steps: each compiled run lasts ~0.5 s or more
+    numpy_orbits: int = 20            # the NumPy loop is ~100x slower: fewer steps
+    adaptive_orbits: int = 20
+    rtols: tuple = (1e-6, 1e-9)       # atol = rtol * 1e-3
+    timing: common.Timing = common.Timing()
+
+    @property
+    def numpy_timing(self):
+        """The NumPy loop's runs last seconds: the best of at most three."""
+        return dataclasses.replace(self.timing, repeats=min(3, self.timing.repeats))
+
+
+QUICK = Sizes(fixed_orbits=20, numpy_orbits=1, adaptive_orbits=2, rtols=(1e-6,), timing=common.QUICK_TIMING)
 
 
 # --- the problem in each form --------------------------------------------------------
@@ -111,52 +120,9 @@ def position_error(x, t):
     return float(np.max(np.abs(np.asarray(x) - x_exact)))
 
 
-# --- timing ----------------------------------------------------------------------------
-
-def best_of(fn, repeats=REPEATS):
-    """``(best wall time in s, result of the last call)`` over ``repeats`` calls, GC off."""
-    best, result = math.inf, None
-    for _ in range(repeats):
-        gc.collect()
-        gc.disable()
-        try:
-            start = time.perf_counter()
-            result = fn()
-            best = min(best, time.perf_counter() - start)
-        finally:
-            gc.enable()
-    return best, result
-
-
-def per_call(fn, repeats=REPEATS, batch_seconds=0.2):
-    """``(best time per call in s, result)``, timeit-style: ``repeats`` batches of back-to-back calls.
-
-    Short calls (a fraction of a millisecond) are timed in batches lasting
-    about ``batch_seconds``, with garbage collection off, as ``timeit`` does:
-    timing one call right after a collection would charge it for the caches
-    the collector emptied.
-    """
-    result = fn()
-    start = time.perf_counter()
-    fn()
-    number = max(1, int(batch_seconds / max(time.perf_counter() - start, 1e-9)))
-    best = math.inf
-    gc.collect()
-    gc.disable()
-    try:
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            best = min(best, (time.perf_counter() - start) / number)
-    finally:
-        gc.enable()
-    return best, result
-
-
 # --- 1. fixed-step RK4 -------------------------------------------------------------------
 
-def odekit_rk4(label, make_problem, final_position):
+def odekit_rk4(label, make_problem, sizes):
     """Warm-up solve (compiles) on a short span, then the timed solves on the long one."""
     start = time.perf_counter()
     warm = odekit.solve(make_problem(WARMUP_ORBITS), "rk4", h=H)
@@ -165,10 +131,10 @@ def odekit_rk4(label, make_problem, final_position):
     if warm.backend != "numba":
         row["skipped"] = f"backend is {warm.backend!r}, not 'numba': {warm.backend_reason}"
         return row
-    prob = make_problem(FIXED_ORBITS)
-    seconds, sol = best_of(lambda: odekit.solve(prob, "rk4", h=H))
+    prob = make_problem(sizes.fixed_orbits)
+    seconds, sol = common.best_of(lambda: odekit.solve(prob, "rk4", h=H), sizes.timing)
     steps = sol.stats.naccepted
-    row.update(orbits=FIXED_ORBITS, steps=steps, nfev=sol.stats.nfev, seconds=seconds,
+    row.update(orbits=sizes.fixed_orbits, steps=steps, nfev=sol.stats.nfev, seconds=seconds,
                ns_per_step=seconds / steps * 1e9,
                position=final_position(sol).tolist(),
                position_error=position_error(final_position(sol), sol.t[-1]))
@@ -292,17 +258,18 @@ def compile_c():
     return None, f"{cc} failed: {failure[0]}"
 
 
-def c_rk4():
+def c_rk4(sizes):
     exe, how = compile_c()
     row = {"name": "C loop", "compiler": how}
     if exe is None:
         row["skipped"] = how
         return row
-    args = [repr(float(v)) for v in initial_state()] + [repr(t_end(FIXED_ORBITS)), repr(H), str(REPEATS)]
+    span = t_end(sizes.fixed_orbits)
+    args = [repr(float(v)) for v in initial_state()] + [repr(span), repr(H), str(sizes.timing.repeats)]
     fields = subprocess.run([str(exe), *args], capture_output=True, text=True, check=True).stdout.split()
     ns, steps, y = float(fields[0]), int(fields[1]), np.array([float(v) for v in fields[2:]])
-    row.update(orbits=FIXED_ORBITS, steps=steps, seconds=ns * steps * 1e-9, ns_per_step=ns,
-               position=y[:2].tolist(), position_error=position_error(y[:2], t_end(FIXED_ORBITS)))
+    row.update(orbits=sizes.fixed_orbits, steps=steps, seconds=ns * steps * 1e-9, ns_per_step=ns,
+               position=y[:2].tolist(), position_error=position_error(y[:2], span))
     return row
 
 
@@ -326,25 +293,25 @@ def numpy_rk4(y0, t_final, h):
     return y, k
 
 
-def numpy_loop_rk4():
-    y0, t_final = initial_state(), t_end(NUMPY_ORBITS)
-    seconds, (y, steps) = best_of(lambda: numpy_rk4(y0, t_final, H), repeats=3)
-    return {"name": "NumPy loop", "orbits": NUMPY_ORBITS, "steps": steps, "seconds": seconds,
+def numpy_loop_rk4(sizes):
+    y0, t_final = initial_state(), t_end(sizes.numpy_orbits)
+    seconds, (y, steps) = common.best_of(lambda: numpy_rk4(y0, t_final, H), sizes.numpy_timing)
+    return {"name": "NumPy loop", "orbits": sizes.numpy_orbits, "steps": steps, "seconds": seconds,
             "ns_per_step": seconds / steps * 1e9, "position": y[:2].tolist(),
             "position_error": position_error(y[:2], t_final)}
 
 
-def fixed_step():
-    zoo = odekit_rk4("odekit zoo", zoo_problem, final_position)
-    inplace = odekit_rk4("odekit in-place", inplace_problem, final_position)
-    c, numpy_loop = c_rk4(), numpy_loop_rk4()
+def fixed_step(sizes):
+    zoo = odekit_rk4("odekit zoo", zoo_problem, sizes)
+    inplace = odekit_rk4("odekit in-place", inplace_problem, sizes)
+    c, numpy_loop = c_rk4(sizes), numpy_loop_rk4(sizes)
     # The agreement of the final positions shows that every row computes the same thing:
     # C against odekit over the same span, the NumPy loop against odekit over its shorter one.
     if "skipped" not in inplace:
         for row in (zoo, c):
             if "skipped" not in row:
                 row["diff_vs_odekit_inplace"] = _distance(row["position"], inplace["position"])
-        short = odekit.solve(inplace_problem(NUMPY_ORBITS), "rk4", h=H)
+        short = odekit.solve(inplace_problem(sizes.numpy_orbits), "rk4", h=H)
         numpy_loop["diff_vs_odekit_inplace"] = _distance(numpy_loop["position"], short.y[-1, :2])
     rows = [zoo, inplace, c, numpy_loop]
     ratios = {}
@@ -366,100 +333,74 @@ def _distance(a, b):
 MATCH_STEPS = 12          # tighter odekit tolerances tried, each by a factor sqrt(2), to match an error
 
 
-def adaptive():
+def adaptive(sizes):
     try:
         from scipy.integrate import solve_ivp
     except ImportError:
-        return {"orbits": ADAPTIVE_ORBITS, "skipped": "SciPy is not installed"}
-    forms = {"odekit dp54": zoo_problem(ADAPTIVE_ORBITS), "odekit dp54 in-place": inplace_problem(ADAPTIVE_ORBITS)}
+        return {"orbits": sizes.adaptive_orbits, "skipped": "SciPy is not installed"}
+    orbits, timing = sizes.adaptive_orbits, sizes.timing
+    forms = {"odekit dp54": zoo_problem(orbits), "odekit dp54 in-place": inplace_problem(orbits)}
     t0, t1 = forms["odekit dp54"].t_span
     y0 = initial_state()
     results = []
-    for rtol in RTOLS:
+    for rtol in sizes.rtols:
         rows = []
         for name, prob in forms.items():
-            rows.append(_odekit_row(name, prob, rtol))
+            rows.append(_odekit_row(name, prob, rtol, timing))
         for method in ("RK45", "DOP853"):
             options = dict(rtol=rtol, atol=rtol * 1e-3)
-            seconds, ref = per_call(lambda: solve_ivp(kepler_rhs, (t0, t1), y0, method=method, **options))
+            seconds, ref = common.per_call(lambda: solve_ivp(kepler_rhs, (t0, t1), y0, method=method, **options),
+                                           timing)
             error = position_error(ref.y[:2, -1], ref.t[-1])
             row = {"solver": f"SciPy {method}", "rtol": rtol, "seconds": seconds, "steps": len(ref.t) - 1,
                    "nfev": int(ref.nfev), "success": bool(ref.success), "position_error": error,
                    "speedup_same_tolerance": {r["solver"]: seconds / r["seconds"] for r in rows[:2]},
                    "at_equal_or_better_error": {}}
             for name, prob in forms.items():
-                match = _matching(name, prob, rtol, error)
+                match = _matching(name, prob, rtol, error, timing)
                 if match is not None:
                     match["speedup"] = seconds / match["seconds"]
                 row["at_equal_or_better_error"][name] = match
             rows.append(row)
         results.append({"rtol": rtol, "atol": rtol * 1e-3, "rows": rows})
-    setup = {name: per_call(lambda: odekit.solve(prob.with_span((t0, t0 + SETUP_ORBITS * (t1 - t0) / ADAPTIVE_ORBITS)),
-                                                 "dp54"))[0] for name, prob in forms.items()}
-    return {"orbits": ADAPTIVE_ORBITS, "runs": results, "setup_seconds": setup}
+    short = (t0, t0 + SETUP_ORBITS * (t1 - t0) / orbits)
+    setup = {name: common.per_call(lambda: odekit.solve(prob.with_span(short), "dp54"), timing)[0]
+             for name, prob in forms.items()}
+    return {"orbits": orbits, "runs": results, "setup_seconds": setup}
 
 
-def _odekit_row(name, prob, rtol):
-    seconds, sol = per_call(lambda: odekit.solve(prob, "dp54", rtol=rtol, atol=rtol * 1e-3))
+def _odekit_row(name, prob, rtol, timing):
+    seconds, sol = common.per_call(lambda: odekit.solve(prob, "dp54", rtol=rtol, atol=rtol * 1e-3), timing)
     return {"solver": name, "rtol": rtol, "seconds": seconds, "steps": sol.stats.naccepted,
             "rejected": sol.stats.nrejected, "nfev": sol.stats.nfev, "backend": sol.backend,
             "success": sol.success, "position_error": position_error(final_position(sol), sol.t[-1])}
 
 
-def _matching(name, prob, rtol, error):
+def _matching(name, prob, rtol, error, timing):
     """odekit at the loosest tolerance (rtol, rtol/sqrt(2), ...) whose error is at most ``error``."""
     for k in range(MATCH_STEPS + 1):
         tight = rtol * 2.0 ** (-k / 2)
         sol = odekit.solve(prob, "dp54", rtol=tight, atol=tight * 1e-3)
         if position_error(final_position(sol), sol.t[-1]) <= error:
-            return _odekit_row(name, prob, tight)
+            return _odekit_row(name, prob, tight, timing)
     return None
 
 
 # --- report ----------------------------------------------------------------------------------
 
-def machine():
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    versions = {}
-    for package in ("numpy", "scipy", "numba", "odekit"):
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = "not installed"
-    return {"cpu": cpu, "cores": os.cpu_count(),
-            "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-            "platform": platform.platform(), "python": platform.python_version(), **versions,
-            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}
-
-
-def print_header(m):
-    print("odekit core benchmark: Kepler orbit, e = 0.5, x'' = -x/|x|^3")
-    print(f"  CPU      {m['cpu']}  ({m['cores']} cores, {m['usable_cores']} usable)")
-    print(f"  system   {m['platform']}")
-    print(f"  versions Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}, "
-          f"Numba {m['numba']}, odekit {m['odekit']}")
-    print(f"  date     {m['date']}")
-
-
-def print_fixed(fixed):
-    print(f"\n1. Fixed step: classic RK4, h = {fixed['h']}  (best of {REPEATS}; NumPy loop best of 3)")
-    print(f"  {'':16} {'orbits':>6} {'steps':>9} {'ns/step':>9} {'|x - exact| end':>16} "
-          f"{'|x - odekit in-place|':>22}")
+def print_fixed(fixed, sizes):
+    print(f"\n1. Fixed step: classic RK4, h = {fixed['h']}  (best of {sizes.timing.repeats}; "
+          f"NumPy loop best of {sizes.numpy_timing.repeats})")
+    rows = []
     for row in fixed["rows"]:
         if "skipped" in row:
-            print(f"  {row['name']:16} skipped: {row['skipped']}")
+            rows.append(f"{row['name']}  skipped: {row['skipped']}")
             continue
         diff = row.get("diff_vs_odekit_inplace")
         diff = "(reference)" if row["name"] == "odekit in-place" else "-" if diff is None else f"{diff:.2e}"
-        print(f"  {row['name']:16} {row['orbits']:>6} {row['steps']:>9} {row['ns_per_step']:>9.1f} "
-              f"{row['position_error']:>16.3e} {diff:>22}")
+        rows.append((row["name"], row["orbits"], row["steps"], f"{row['ns_per_step']:.1f}",
+                     f"{row['position_error']:.3e}", diff))
+    common.print_table(("", "orbits", "steps", "ns/step", "|x - exact| end", "|x - odekit in-place|"), rows)
     for row in fixed["rows"]:
         if "compiler" in row and "skipped" not in row:
             print(f"  C loop built with: {row['compiler']}")
@@ -468,57 +409,53 @@ def print_fixed(fixed):
     for row in fixed["rows"]:
         if "first_solve_incl_compilation_s" in row:
             print(f"    {row['name']:30} {row['first_solve_incl_compilation_s']:8.2f} s")
-    print("  ratios of ns/step:")
-    for name, ratio in fixed["ratios"].items():
-        print(f"    {name:30} {ratio:8.1f}")
+    common.print_ratios("ns/step (1. fixed step)", fixed["ratios"])
 
 
-def print_adaptive(result):
+def print_adaptive(result, sizes):
     print(f"\n2. Adaptive, {result['orbits']} orbits, atol = rtol * 1e-3 "
-          f"(time per solve: best of {REPEATS} timeit-style batches)")
+          f"(time per solve: best of {sizes.timing.repeats} timeit-style batches)")
     if "skipped" in result:
         print(f"  skipped: {result['skipped']}")
         return
-    print(f"  {'rtol':>7}  {'solver':22} {'time ms':>9} {'steps':>6} {'nfev':>6} {'|x - exact| end':>16}")
+    rows, matches, ratios = [], [], {}
     for run in result["runs"]:
+        rtol = f"{run['rtol']:.0e}"
         for row in run["rows"]:
-            flag = "" if row["success"] else "  (did not succeed)"
+            flag = "" if row["success"] else "(did not succeed)"
             if row.get("backend", "numba") != "numba":
-                flag += f"  ({row['backend']} backend)"
-            print(f"  {run['rtol']:>7.0e}  {row['solver']:22} {row['seconds'] * 1e3:>9.3f} {row['steps']:>6} "
-                  f"{row['nfev']:>6} {row['position_error']:>16.3e}{flag}")
-    print("  speed-up of odekit over SciPy (SciPy time / odekit time):")
-    print(f"  {'rtol':>7}  {'SciPy':8} {'odekit':22} {'same rtol':>10} {'equal or better error':>22} "
-          f"{'at odekit rtol':>15} {'error':>10}")
-    for run in result["runs"]:
-        for row in run["rows"]:
-            if "speedup_same_tolerance" not in row:
-                continue
-            for name, same in row["speedup_same_tolerance"].items():
+                flag += f"({row['backend']} backend)"
+            rows.append((rtol, row["solver"], f"{row['seconds'] * 1e3:.3f}", row["steps"], row["nfev"],
+                         f"{row['position_error']:.3e}", flag))
+            for name, same in row.get("speedup_same_tolerance", {}).items():
                 match = row["at_equal_or_better_error"][name]
-                matched = ("not reached", "", "") if match is None else (
-                    f"{match['speedup']:.1f}x", f"{match['rtol']:.2e}", f"{match['position_error']:.2e}")
-                print(f"  {run['rtol']:>7.0e}  {row['solver'][6:]:8} {name:22} {same:>9.1f}x {matched[0]:>22} "
-                      f"{matched[1]:>15} {matched[2]:>10}")
+                scipy = row["solver"][6:]
+                ratios[f"{rtol} {scipy} / {name}, same rtol"] = same
+                if match is None:
+                    matches.append((rtol, scipy, name, "not reached", "", ""))
+                    continue
+                ratios[f"{rtol} {scipy} / {name}, equal or better error"] = match["speedup"]
+                matches.append((rtol, scipy, name, f"{match['rtol']:.2e}", f"{match['position_error']:.2e}",
+                                f"{match['seconds'] * 1e3:.3f}"))
+    common.print_table(("rtol", "solver", "time ms", "steps", "nfev", "|x - exact| end", ""), rows, "rlrrrrl")
+    print("  odekit at equal or better error: the loosest of rtol, rtol/sqrt(2), ... whose error is at most SciPy's")
+    common.print_table(("rtol", "SciPy", "odekit", "odekit rtol", "error", "time ms"), matches, "rllrrr")
     for name, seconds in result["setup_seconds"].items():
         print(f"  fixed cost of a solve ({name}, a {SETUP_ORBITS:g}-orbit span): {seconds * 1e6:.0f} us")
+    common.print_ratios("SciPy time / odekit time (2. adaptive)", ratios)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
-    options = parser.parse_args(argv)
-    report = {"machine": machine()}
-    print_header(report["machine"])
-    sys.stdout.flush()
-    report["fixed_step"] = fixed_step()
-    print_fixed(report["fixed_step"])
-    sys.stdout.flush()
-    report["adaptive"] = adaptive()
-    print_adaptive(report["adaptive"])
-    if options.json:
-        pathlib.Path(options.json).write_text(json.dumps(report, indent=2) + "\n")
-        print(f"\nwrote {options.json}")
+    options = common.parser(__doc__).parse_args(argv)
+    sizes = QUICK if options.quick else Sizes()
+    report = {"machine": common.machine(), "quick": options.quick}
+    common.print_header("odekit core benchmark: Kepler orbit, e = 0.5, x'' = -x/|x|^3", report["machine"],
+                        options.quick)
+    report["fixed_step"] = fixed_step(sizes)
+    print_fixed(report["fixed_step"], sizes)
+    report["adaptive"] = adaptive(sizes)
+    print_adaptive(report["adaptive"], sizes)
+    common.write_json(options.json, report)
 
 
 if __name__ == "__main__":

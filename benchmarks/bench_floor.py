@@ -22,26 +22,21 @@ and Van der Pol; on HIRES odekit's ``bdf`` needs fewer, so its counts are
 priced too, beside its measured time.  Where a floor is above LSODA's time
 / 50, no speed-up of the code reaches the target with that algorithm.
 
-Run ``python benchmarks/bench_floor.py``.  A measurement: nothing asserted.
+Run ``python benchmarks/bench_floor.py [--quick] [--json PATH]``.  A measurement: nothing asserted.
 """
 
-import pathlib
-import sys
 import time
 
 import numba
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_core import machine, per_call  # noqa: E402
-
-import odekit  # noqa: E402
-from odekit import problems  # noqa: E402
-import odekit.kernels.jit  # noqa: E402,F401  (lets Numba compile odekit's kernel helpers below)
-from odekit.kernels.primitives import copy_row, error_norm, lu_factor, lu_solve, shifted_identity  # noqa: E402
+import common
+import odekit
+import odekit.kernels.jit  # noqa: F401  (lets Numba compile odekit's kernel helpers below)
+from odekit.kernels.primitives import copy_row, error_norm, lu_factor, lu_solve, shifted_identity
 
 TARGET = 50.0
-REPEAT = 20_000
+REPEAT = 20_000             # loop iterations timed per part; --quick: 200
 
 
 @numba.njit
@@ -83,10 +78,10 @@ def _factorisations(jac, t, y, args, M, piv, k):
     return ok
 
 
-def _per_call(run, k=REPEAT):
+def _per_call(run, k):
     """Seconds per iteration of ``run(k)``: the best of five, after a compiling call.
 
-    Not bench_core's ``per_call``, which averages batches of 0.2 s: a floor
+    Not common's ``per_call``, which averages batches of 0.2 s: a floor
     wants the least a part costs, the best of short runs of the compiled
     loop, which the rest of the machine disturbs least.
     """
@@ -99,8 +94,11 @@ def _per_call(run, k=REPEAT):
     return best / k
 
 
-def parts(prob):
-    """Compiled seconds per right-hand side (and its allocation), Newton solve + norm, Jacobian + LU."""
+def parts(prob, repeat):
+    """Compiled seconds per right-hand side (and its allocation), Newton solve + norm, Jacobian + LU.
+
+    Each part is timed over ``repeat`` iterations (Jacobian + LU a tenth of them).
+    """
     f, jac = numba.njit(prob.fun), numba.njit(prob.jac)
     t, y, args = prob.t_span[0], prob.y0.copy(), tuple(prob.args)
     n = y.size
@@ -111,32 +109,30 @@ def parts(prob):
     shifted_identity(LU, np.asarray(jac(t, y, *args)), 1e-3)
     lu_factor(LU, piv)
     M = np.zeros((n, n))
-    return {"rhs": _per_call(lambda k: _calls(f, t, y, args, k)),
-            "allocation": _per_call(lambda k: _allocations(n, k)),
-            "solve_norm": _per_call(lambda k: _newton_parts(LU, piv, W, tol, k)),
-            "jac_lu": _per_call(lambda k: _factorisations(jac, t, y, args, M, piv, k), REPEAT // 10)}
+    return {"rhs": _per_call(lambda k: _calls(f, t, y, args, k), repeat),
+            "allocation": _per_call(lambda k: _allocations(n, k), repeat),
+            "solve_norm": _per_call(lambda k: _newton_parts(LU, piv, W, tol, k), repeat),
+            "jac_lu": _per_call(lambda k: _factorisations(jac, t, y, args, M, piv, k), repeat // 10)}
 
 
-def lsoda(prob, atol):
+def lsoda(prob, atol, timing):
     from scipy.integrate import solve_ivp
 
-    seconds, sol = per_call(lambda: solve_ivp(prob.fun, prob.t_span, prob.y0, method="LSODA", rtol=1e-6,
-                                              atol=atol, jac=prob.jac, args=prob.args))
+    seconds, sol = common.per_call(lambda: solve_ivp(prob.fun, prob.t_span, prob.y0, method="LSODA", rtol=1e-6,
+                                                     atol=atol, jac=prob.jac, args=prob.args), timing)
     return seconds, int(sol.nfev), int(sol.njev)
 
 
-def main():
-    m = machine()
-    print(f"odekit floor benchmark: LSODA's own work priced at compiled costs, target {TARGET:g}x LSODA")
-    print(f"  CPU {m['cpu']} ({m['cores']} cores); Python {m['python']}, SciPy {m['scipy']}, "
-          f"Numba {m['numba']}; {m['date']}")
-    cases = [("Robertson, t to 1e11", problems.robertson().with_span((0.0, 1e11)), 1e-10),
-             ("Van der Pol mu=1000, t to 3000", problems.van_der_pol(mu=1000).with_span((0.0, 3000.0)), 1e-6),
-             ("HIRES, t to 321.8122", problems.hires(), 1e-10)]
-    for label, prob, atol in cases:
-        seconds, nfev, njev = lsoda(prob, atol)
-        ours, sol = per_call(lambda: odekit.solve(prob, "bdf", rtol=1e-6, atol=atol))
-        c = parts(prob)
+def main(argv=None):
+    options = common.parser(__doc__).parse_args(argv)
+    timing, repeat = (common.QUICK_TIMING, 200) if options.quick else (common.Timing(), REPEAT)
+    report = {"machine": common.machine(), "quick": options.quick, "cases": []}
+    common.print_header(f"odekit floor benchmark: LSODA's own work priced at compiled costs, target {TARGET:g}x "
+                        "LSODA", report["machine"], options.quick)
+    for label, prob, atol, _ in common.stiff_problems(quick=options.quick):
+        seconds, nfev, njev = lsoda(prob, atol, timing)
+        ours, sol = common.per_call(lambda: odekit.solve(prob, "bdf", rtol=1e-6, atol=atol), timing)
+        c = parts(prob, repeat)
         print(f"\n{label} (n = {prob.y0.size})")
         print(f"  LSODA {seconds * 1e3:.3f} ms with nfev {nfev}, njev {njev}: "
               f"{seconds / (nfev + njev) * 1e6:.2f} us per call of the Python functions")
@@ -144,12 +140,21 @@ def main():
               f"{c['allocation'] * 1e9:.1f}), LU solve + norm {c['solve_norm'] * 1e9:.1f}, "
               f"Jacobian + LU {c['jac_lu'] * 1e9:.1f}")
         print(f"  target, LSODA / {TARGET:g}: {seconds / TARGET * 1e6:.1f} us")
+        ratios = {}
         for who, counts in (("LSODA's", (nfev, njev)), ("odekit bdf's", (sol.stats.nfev, sol.stats.njev))):
             floor = counts[0] * (c["rhs"] + c["solve_norm"]) + counts[1] * c["jac_lu"]
             inplace = floor - counts[0] * min(c["allocation"], c["rhs"])
-            print(f"  floor at {who} counts {counts}: {floor * 1e6:.1f} us, at best {seconds / floor:.1f}x LSODA; "
-                  f"with an in-place rhs {inplace * 1e6:.1f} us, {seconds / inplace:.1f}x")
-        print(f"  odekit bdf measured: {ours * 1e6:.1f} us, {seconds / ours:.1f}x LSODA")
+            print(f"  floor at {who} counts {counts}: {floor * 1e6:.1f} us; "
+                  f"with an in-place rhs {inplace * 1e6:.1f} us")
+            ratios[f"LSODA / floor at {who} counts"] = seconds / floor
+            ratios[f"LSODA / floor at {who} counts, in-place rhs"] = seconds / inplace
+        print(f"  odekit bdf measured: {ours * 1e6:.1f} us")
+        ratios["LSODA / odekit bdf measured"] = seconds / ours
+        common.print_ratios(f"LSODA's time / the floor: at best this many times LSODA ({label})", ratios)
+        report["cases"].append({"problem": label, "lsoda_s": seconds, "lsoda_nfev": nfev, "lsoda_njev": njev,
+                                "bdf_s": ours, "parts_s": c, "ratios": ratios})
+    common.write_json(options.json, report)
+
 
 if __name__ == "__main__":
     main()

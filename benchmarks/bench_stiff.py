@@ -25,41 +25,24 @@ error at the final time against a tight reference -- SciPy's Radau at rtol
 published solution.  The error is ``max_i |y_i - ref_i| / max(|ref_i|,
 atol)``: relative, with components below atol measured against atol.
 Ratios: fastest SciPy time / odekit time for every odekit method, and
-SciPy Radau / odekit radau5 (the same method).
+SciPy Radau / odekit radau5 and SciPy BDF / odekit bdf (the same methods).
 
-Run ``python benchmarks/bench_stiff.py [--rtol R] [--json PATH]``.  This is a
-measurement, not a test: nothing is asserted.
+Run ``python benchmarks/bench_stiff.py [--rtol R] [--quick] [--json PATH]``.
+This is a measurement, not a test: nothing is asserted.
 """
 
-import argparse
-import json
-import pathlib
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from bench_core import machine, per_call  # noqa: E402  (the same timer and machine header)
+import common
+import odekit
 
-import odekit  # noqa: E402
-from odekit import problems  # noqa: E402
-
-RTOL = 1e-6
 REF_RTOL = 1e-12          # SciPy Radau reference; its atol is the problem's times REF_ATOL_FACTOR
 REF_ATOL_FACTOR = 1e-6
 ODEKIT_METHODS = ("radau5", "kencarp4", "rodas4", "trbdf2", "bdf")
 SCIPY_METHODS = ("Radau", "BDF", "LSODA")
-
-
-def cases():
-    """``(label, problem, atol, published reference or None)`` of each benchmark problem."""
-    scale = RTOL / 1e-6                  # the atols below are for rtol 1e-6
-    return [
-        ("Robertson, t to 1e11", problems.robertson().with_span((0.0, 1e11)), 1e-10 * scale, None),
-        ("Van der Pol mu=1000, t to 3000", problems.van_der_pol(mu=1000.0, t_end=3000.0), 1e-6 * scale, None),
-        ("HIRES, t to 321.8122", problems.hires(), 1e-10 * scale, np.array(problems.HIRES_REFERENCE)),
-    ]
+SAME_METHOD = {"Radau": "radau5", "BDF": "bdf"}     # a SciPy method: odekit's version of the same method
 
 
 def error(y, ref, atol):
@@ -77,7 +60,7 @@ def scipy_reference(prob, atol):
     return sol.y[:, -1], time.perf_counter() - start, bool(sol.success)
 
 
-def odekit_row(name, prob, atol, ref):
+def odekit_row(name, prob, rtol, atol, ref, timing):
     try:
         odekit.method(name)
     except ValueError as exc:
@@ -85,9 +68,9 @@ def odekit_row(name, prob, atol, ref):
     # warm-up on a short span: compiles the kernels (or loads them from Numba's cache)
     start = time.perf_counter()
     odekit.solve(prob.with_span((prob.t_span[0], prob.t_span[0] + 1e-3 * (prob.t_span[1] - prob.t_span[0]))),
-                 name, rtol=RTOL, atol=atol)
+                 name, rtol=rtol, atol=atol)
     first = time.perf_counter() - start
-    seconds, sol = per_call(lambda: odekit.solve(prob, name, rtol=RTOL, atol=atol))
+    seconds, sol = common.per_call(lambda: odekit.solve(prob, name, rtol=rtol, atol=atol), timing)
     s = sol.stats
     return {"solver": f"odekit {name}", "method": name, "seconds": seconds, "steps": s.naccepted,
             "rejected": s.nrejected, "nfev": s.nfev, "njev": s.njev, "nlu": s.nlu,
@@ -96,20 +79,20 @@ def odekit_row(name, prob, atol, ref):
             "first_solve_incl_compilation_s": first}
 
 
-def scipy_row(name, prob, atol, ref):
+def scipy_row(name, prob, rtol, atol, ref, timing):
     from scipy.integrate import solve_ivp
 
-    seconds, sol = per_call(lambda: solve_ivp(prob.fun, prob.t_span, prob.y0, method=name, rtol=RTOL, atol=atol,
-                                              jac=prob.jac, args=prob.args))
+    seconds, sol = common.per_call(lambda: solve_ivp(prob.fun, prob.t_span, prob.y0, method=name, rtol=rtol,
+                                                     atol=atol, jac=prob.jac, args=prob.args), timing)
     return {"solver": f"SciPy {name}", "method": name, "seconds": seconds, "steps": len(sol.t) - 1,
             "rejected": None, "nfev": int(sol.nfev), "njev": int(sol.njev), "nlu": int(sol.nlu),
             "success": bool(sol.success), "error": error(sol.y[:, -1], ref, atol),
             "jacobian": "analytic" if callable(prob.jac) else "finite differences"}
 
 
-def run_case(label, prob, atol, published):
+def run_case(label, prob, rtol, atol, published, timing):
     case = {"problem": label, "name": prob.name, "n": int(prob.y0.size), "t_span": list(prob.t_span),
-            "rtol": RTOL, "atol": atol}
+            "rtol": rtol, "atol": atol}
     tight, ref_seconds, ok = scipy_reference(prob, atol)
     if published is not None:
         ref = published
@@ -120,8 +103,8 @@ def run_case(label, prob, atol, published):
         case["reference"] = f"SciPy Radau, rtol {REF_RTOL:g}, atol {atol * REF_ATOL_FACTOR:g}"
     case["reference_seconds"], case["reference_success"] = ref_seconds, ok
     case["reference_y"] = np.ravel(ref).tolist()
-    rows = [odekit_row(m, prob, atol, ref) for m in ODEKIT_METHODS]
-    rows += [scipy_row(m, prob, atol, ref) for m in SCIPY_METHODS]
+    rows = [odekit_row(m, prob, rtol, atol, ref, timing) for m in ODEKIT_METHODS]
+    rows += [scipy_row(m, prob, rtol, atol, ref, timing) for m in SCIPY_METHODS]
     # a second check of the reference (after the rows, so as not to warm them up): odekit's
     # radau5 at the reference's tolerances
     check = odekit.solve(prob, "radau5", rtol=REF_RTOL, atol=atol * REF_ATOL_FACTOR)
@@ -129,31 +112,22 @@ def run_case(label, prob, atol, published):
     case["rows"] = rows
     scipy_rows = [r for r in rows if r["solver"].startswith("SciPy") and r["success"]]
     fastest = min(scipy_rows, key=lambda r: r["seconds"]) if scipy_rows else None
-    radau = next((r for r in scipy_rows if r["method"] == "Radau"), None)
-    ratios = {"fastest_scipy": fastest["solver"] if fastest else None, "fastest_scipy_over_odekit": {}}
+    ratios = {"fastest_scipy": fastest["solver"] if fastest else None, "fastest_scipy_over_odekit": {},
+              "same_method": {}}
     for r in rows:
         if r["solver"].startswith("odekit") and "skipped" not in r and fastest:
             ratios["fastest_scipy_over_odekit"][r["method"]] = fastest["seconds"] / r["seconds"]
-    ours = next((r for r in rows if r.get("method") == "radau5" and "skipped" not in r), None)
-    if radau and ours:
-        ratios["scipy_radau_over_odekit_radau5"] = radau["seconds"] / ours["seconds"]
-        ratios["steps_odekit_radau5_over_scipy_radau"] = ours["steps"] / radau["steps"]
+    for theirs, ours in SAME_METHOD.items():
+        a = next((r for r in scipy_rows if r["method"] == theirs), None)
+        b = next((r for r in rows if r.get("method") == ours and "skipped" not in r), None)
+        if a and b:
+            ratios["same_method"][f"{theirs} / {ours}"] = {"time": a["seconds"] / b["seconds"],
+                                                          "steps_odekit_over_scipy": b["steps"] / a["steps"]}
     case["ratios"] = ratios
     return case
 
 
 # --- report ----------------------------------------------------------------------------------
-
-def print_header(m):
-    print(f"odekit stiff benchmark: implicit methods against scipy.integrate.solve_ivp, rtol {RTOL:g}")
-    print(f"  CPU      {m['cpu']}  ({m['cores']} cores, {m['usable_cores']} usable)")
-    print(f"  system   {m['platform']}")
-    print(f"  versions Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}, "
-          f"Numba {m['numba']}, odekit {m['odekit']}")
-    print(f"  date     {m['date']}")
-    print("  time per solve: best of 5 timeit-style batches, GC off; err = max |y - ref| / max(|ref|, atol) "
-          "at t_end")
-
 
 def _count(value):
     return "-" if value is None else str(value)
@@ -166,73 +140,74 @@ def print_case(i, case):
     if "scipy_radau_tight_vs_published" in case:
         print(f"    SciPy Radau at rtol {REF_RTOL:g} vs published: err {case['scipy_radau_tight_vs_published']:.1e}")
     print(f"    odekit radau5 at rtol {REF_RTOL:g} vs reference: err {case['odekit_radau5_tight_vs_reference']:.1e}")
-    print(f"  {'solver':16} {'time ms':>9} {'steps':>6} {'rej':>4} {'nfev':>6} {'njev':>5} {'nlu':>5} "
-          f"{'err':>9}")
+    rows = []
     for row in case["rows"]:
         if "skipped" in row:
-            print(f"  {row['solver']:16} skipped: {row['skipped']}")
+            rows.append(f"{row['solver']}  skipped: {row['skipped']}")
             continue
-        flag = "" if row["success"] else "  (did not succeed)"
+        flag = "" if row["success"] else "(did not succeed)"
         if row.get("backend", "numba") != "numba":
-            flag += f"  ({row['backend']} backend)"
+            flag += f"({row['backend']} backend)"
         if row["method"] == "LSODA":
-            flag += "  (SciPy reports nlu = njev)"
-        print(f"  {row['solver']:16} {row['seconds'] * 1e3:>9.3f} {row['steps']:>6} {_count(row['rejected']):>4} "
-              f"{row['nfev']:>6} {row['njev']:>5} {row['nlu']:>5} {row['error']:>9.1e}{flag}")
-    r = case["ratios"]
-    if r["fastest_scipy"]:
-        shown = ", ".join(f"{m} {v:.1f}x" for m, v in r["fastest_scipy_over_odekit"].items())
-        print(f"  fastest SciPy ({r['fastest_scipy'][6:]}) / odekit: {shown}")
-    if "scipy_radau_over_odekit_radau5" in r:
-        print(f"  SciPy Radau / odekit radau5: {r['scipy_radau_over_odekit_radau5']:.1f}x  "
-              f"(steps radau5 / Radau: {r['steps_odekit_radau5_over_scipy_radau']:.2f})")
+            flag += "(SciPy reports nlu = njev)"
+        rows.append((row["solver"], f"{row['seconds'] * 1e3:.3f}", row["steps"], _count(row["rejected"]),
+                     row["nfev"], row["njev"], row["nlu"], f"{row['error']:.1e}", flag))
+    common.print_table(("solver", "time ms", "steps", "rej", "nfev", "njev", "nlu", "err", ""), rows, "lrrrrrrrl")
     firsts = [f"{row['method']} {row['first_solve_incl_compilation_s']:.2f} s" for row in case["rows"]
               if "first_solve_incl_compilation_s" in row]
     print(f"  first odekit solve (short span; incl. compiling or loading Numba's cache, and for the first\n"
           f"    method the problem's right-hand side and Jacobian): {', '.join(firsts)}")
+    r = case["ratios"]
+    ratios = {}
+    if r["fastest_scipy"]:
+        fastest = r["fastest_scipy"][6:]
+        ratios = {f"{fastest} (fastest SciPy) / {m}": v for m, v in r["fastest_scipy_over_odekit"].items()}
+    for pair, same in r["same_method"].items():
+        print(f"  steps of odekit / SciPy, the same method ({pair}): {same['steps_odekit_over_scipy']:.2f}")
+        ratios[pair] = same["time"]
+    common.print_ratios(f"SciPy time / odekit time ({i}. {case['problem']})", ratios)
 
 
 def print_summary(cases_):
     methods = [m for m in ODEKIT_METHODS if any(m in c["ratios"]["fastest_scipy_over_odekit"] for c in cases_)]
-    print("\nSummary: fastest SciPy time / odekit time (same rtol, atol; errors above)")
-    print(f"  {'problem':32} {'fastest SciPy':>13} " + " ".join(f"{m:>9}" for m in methods)
-          + f" {'Radau/radau5':>13}")
+    pairs = [f"{theirs} / {ours}" for theirs, ours in SAME_METHOD.items()]
+    print("\nSummary: fastest SciPy time / odekit time, and SciPy / odekit on the same method "
+          "(same rtol, atol; errors above)")
+    rows = []
     for c in cases_:
         r = c["ratios"]
-        cells = " ".join(f"{r['fastest_scipy_over_odekit'][m]:>8.1f}x" if m in r["fastest_scipy_over_odekit"]
-                         else f"{'-':>9}" for m in methods)
-        radau = r.get("scipy_radau_over_odekit_radau5")
-        print(f"  {c['problem']:32} {(r['fastest_scipy'] or '-')[6:]:>13} {cells} "
-              f"{'-' if radau is None else f'{radau:.1f}x':>13}")
+        cells = [f"{r['fastest_scipy_over_odekit'][m]:.1f}x" if m in r["fastest_scipy_over_odekit"] else "-"
+                 for m in methods]
+        same = [f"{r['same_method'][p]['time']:.0f}x" if p in r["same_method"] else "-" for p in pairs]
+        rows.append((c["problem"], (r["fastest_scipy"] or "SciPy -")[6:], *cells, *same))
+    common.print_table(("problem", "fastest SciPy", *methods, *pairs), rows)
 
 
 def main(argv=None):
-    global RTOL
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
-    parser.add_argument("--rtol", type=float, default=RTOL, help="relative tolerance of every solve "
+    parser = common.parser(__doc__)
+    parser.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance of every solve "
                         "(default %(default)g; each problem's atol is scaled with it)")
     options = parser.parse_args(argv)
     if not 1e-11 <= options.rtol < 1:
         parser.error(f"--rtol must be in [1e-11, 1), the reference being at rtol {REF_RTOL:g}; got {options.rtol:g}")
-    RTOL = options.rtol
-    report = {"machine": machine(), "rtol": RTOL, "cases": []}
-    print_header(report["machine"])
+    timing = common.QUICK_TIMING if options.quick else common.Timing()
+    report = {"machine": common.machine(), "rtol": options.rtol, "quick": options.quick, "cases": []}
+    common.print_header(f"odekit stiff benchmark: implicit methods against scipy.integrate.solve_ivp, "
+                        f"rtol {options.rtol:g}", report["machine"], options.quick)
+    print(f"  time per solve: best of {timing.repeats} timeit-style batches, GC off; "
+          "err = max |y - ref| / max(|ref|, atol) at t_end")
     try:
         import scipy.integrate  # noqa: F401
     except ImportError:
         print("\nskipped: SciPy is not installed")
         report["skipped"] = "SciPy is not installed"
     else:
-        for i, (label, prob, atol, published) in enumerate(cases(), start=1):
-            case = run_case(label, prob, atol, published)
+        for i, (label, prob, atol, published) in enumerate(common.stiff_problems(options.rtol, options.quick), 1):
+            case = run_case(label, prob, options.rtol, atol, published, timing)
             report["cases"].append(case)
             print_case(i, case)
-            sys.stdout.flush()
         print_summary(report["cases"])
-    if options.json:
-        pathlib.Path(options.json).write_text(json.dumps(report, indent=2) + "\n")
-        print(f"\nwrote {options.json}")
+    common.write_json(options.json, report)
 
 
 if __name__ == "__main__":

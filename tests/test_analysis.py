@@ -527,6 +527,23 @@ def test_a_drift_hidden_under_a_large_oscillation_is_secular_by_its_cycle_means(
     assert A.invariant_drift(short_kepler_runs["rk4", 10], "energy").trend == "secular"
 
 
+def test_a_pendulum_that_goes_over_the_top_is_secular_not_too_short():
+    """`odekit shootout pendulum --budget 200 --t-end 30`: Euler's pendulum gains energy until it rotates.
+
+    Its angle then runs off (to -31.7 rad) and crosses its old range no more,
+    but its velocity goes on oscillating: the run spans six oscillations and more.
+    """
+    sol = odekit.solve(odekit.problems.pendulum().with_span((0.0, 30.0)), "euler", h=1 / 200, backend="python")
+    theta = sol.x
+    assert theta[-1] == pytest.approx(-31.7, abs=0.05) and np.all(np.abs(theta[:4000]) < math.pi)
+    d = A.invariant_drift(sol, "energy")
+    assert d.signed_final == pytest.approx(0.55, abs=0.01)
+    assert d.cycles >= 4 and d.trend == "secular" and d.growth > 1.5 and d.linear_share > 0.9
+    # counted on the velocity, the oscillations end where the angle runs off
+    ups = A.motion_cycles(sol)
+    assert np.all(np.abs(theta[ups]) < math.pi) and len(ups) == d.cycles
+
+
 def _rotation_with_zero_invariant():
     base = odekit.problems.rotation(t_end=2.0)
     return odekit.ODEProblem(base.fun, base.t_span, base.y0,

@@ -2,11 +2,15 @@
 
 import csv
 import functools
+import inspect
 import io
 import math
+import pathlib
 import re
+import shutil
 import subprocess
 import sys
+import tomllib
 
 import numpy as np
 import pytest
@@ -16,6 +20,7 @@ from odekit import cli
 from odekit.progress import Progress
 
 PNG = b"\x89PNG\r\n\x1a\n"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def run(capsys, *argv):
@@ -146,6 +151,22 @@ def test_stability_states_the_facts_and_plots(capsys, tmp_path):
     (["stability", "rk4", "--plot", "/nonexistent-folder/s.png"], "--plot /nonexistent-folder/s.png: the folder"),
     (["shootout", "kepler", "--report", "/proc/odekit-report"],
      "--report /proc/odekit-report: cannot create the folder: "),
+    # a zero or an empty value is the user's, never a cue for the default
+    (["solve", "kepler", "--rtol", "0"], "rtol must be positive and finite, got 0.0"),
+    (["solve", "kepler", "--atol", "0"], "atol must be positive and finite, got 0.0"),
+    (["solve", "kepler", "--h", "0"], "h must be a positive finite step size, got 0.0"),
+    (["shootout", "kepler", "--methods", ""], "methods is empty"),
+    (["shootout", "kepler", "--budget", "0"], "budget must be a positive"),
+    (["convergence", "kepler", "--methods", ""], "methods is empty"),
+    (["convergence", "kepler", "--methods", "rk4", "--hs", ""], "--hs must be a number or comma-separated "
+                                                                "numbers, got ''"),
+    (["convergence", "kepler", "--methods", "rk4", "--hs", "0.1,abc"], "--hs must be a number or "
+                                                                       "comma-separated numbers, got '0.1,abc'"),
+    (["solve", "kepler", "--h", "0.01", "--plot", ""], "--plot is empty; accepted: a file name"),
+    (["solve", "kepler", "--h", "0.01", "--csv", ""], "--csv is empty; accepted: a file name"),
+    (["shootout", "kepler", "--report", ""], "--report is empty; accepted: a folder"),
+    (["stability", "rk4", "--plot", ""], "--plot is empty"),
+    (["solve", "kepler", "-p", "e=", "--h", "0.01"], "--param e must be a number or comma-separated numbers"),
 ])
 def test_bad_names_and_values_fail_with_a_clear_message(capsys, argv, pattern):
     code, out, err = run(capsys, *argv)
@@ -244,3 +265,119 @@ def test_solve_refuses_an_unknown_linear_solver(capsys):
     with pytest.raises(SystemExit):
         run(capsys, "solve", "cloth", "--method", "backward_euler", "--linear-solver", "qr")
     assert "invalid choice: 'qr'" in capsys.readouterr().err
+
+
+# --- what a newcomer meets ---------------------------------------------------------------
+
+def test_version_comes_from_the_one_version_the_package_declares(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"odekit {odekit.__version__}\n"
+    # the package metadata reads the same attribute: there is no second number to forget
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "odekit.__version__"}
+
+
+def test_problems_lists_every_problem_with_the_parameters_of_its_constructor(capsys):
+    code, out, _ = run(capsys, "problems")
+    assert code == 0
+    lines = out.splitlines()
+    for name, make in odekit.problems.PROBLEMS.items():
+        (i,) = [i for i, line in enumerate(lines) if line.startswith(f"{name}: ")]
+        listed = dict(item.split("=", 1) for item in re.split(r"\s{2,}", lines[i + 1].removeprefix("  -p ")))
+        defaults = {p.name: p.default for p in inspect.signature(make).parameters.values()}
+        assert list(listed) == list(defaults), name
+        for key, default in defaults.items():
+            assert _value(listed[key]) == (None if default is None else pytest.approx(default, rel=1e-5)), (name, key)
+
+
+def _value(text):
+    """A default as `odekit problems` shows it -- 9.8, (1, 0), None -- back as a Python value."""
+    if text == "None":
+        return None
+    numbers = tuple(float(v) for v in text.strip("()").split(","))
+    return numbers if text.startswith("(") else numbers[0]
+
+
+def test_an_unknown_parameter_is_refused_with_the_accepted_ones_and_their_defaults(capsys):
+    code, out, err = run(capsys, "solve", "pendulum", "-p", "damping=0.1", "--h", "0.01")
+    assert code == 2 and out == ""
+    accepted = inspect.signature(odekit.problems.pendulum).parameters.values()
+    expected = ", ".join(f"{p.name}={p.default:g}" for p in accepted)
+    assert err == f"odekit: error: problem 'pendulum' got an unexpected keyword 'damping'; accepted: {expected}\n"
+    code, out, _ = run(capsys, "solve", "pendulum", "-p", "B=0.1", "--h", "0.01", "--quiet", "--backend", "python")
+    assert code == 0                                      # the damping is called B
+
+
+def test_a_vector_parameter_is_given_as_comma_separated_numbers(capsys):
+    code, out, _ = run(capsys, "solve", "rotation", "-p", "y0=0,2", "--h", "0.01", "--t-end", "1",
+                       "--backend", "python", "--quiet")
+    assert code == 0
+    sol = odekit.solve(odekit.problems.rotation(y0=(0.0, 2.0), t_end=1.0), "dp54", h=0.01, backend="python")
+    assert f"radius drift (relative): max {odekit.analysis.invariant_drift(sol, 'radius').max:.3e}" in out
+
+
+def test_a_status_prints_as_its_name_and_still_equals_its_number():
+    sol = odekit.solve(odekit.problems.decay(), "rk4", h=0.1, backend="python")
+    assert str(sol.status) == f"{sol.status}" == "Status.SUCCESS"
+    assert sol.status == 0 and isinstance(sol.status, int)
+    stopped = odekit.solve(odekit.problems.decay(t_end=10.0), "dp54", rtol=1e-6, max_steps=3, backend="python")
+    assert str(stopped.status) == "Status.MAX_STEPS" and stopped.status == odekit.Status.MAX_STEPS < 0
+
+
+def test_the_wall_time_mentions_compilation_only_when_numba_compiled(capsys):
+    argv = ["solve", "kepler", "--method", "rk4", "--h", "0.01", "--quiet"]
+    run(capsys, *argv)                              # compiles what this process has not compiled yet
+    for backend in ("auto", "python"):              # nothing left to compile / nothing compiled at all
+        code, out, _ = run(capsys, *argv, "--backend", backend)
+        assert code == 0 and re.search(r"wall time \d+\.\d{3} s\n", out) and "compil" not in out, backend
+
+
+def test_the_compile_timer_counts_what_numba_compiles_in_the_block():
+    numba = pytest.importorskip("numba")
+    square = numba.njit(lambda x: x * x)
+    with cli._compile_timer("auto") as first:
+        square(3.0)
+    with cli._compile_timer("auto") as again:
+        square(4.0)                                 # the same types: compiled already
+    assert first.seconds > 0 and again.seconds == 0
+
+
+def test_make_demo_installs_odekit_alone_and_make_test_the_test_extras():
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+
+    def dry_run(target):
+        done = subprocess.run(["make", "-n", "-C", str(ROOT), target, "BIN=/nonexistent/bin"],
+                              capture_output=True, text=True, check=True)
+        return [line for line in done.stdout.splitlines() if "pip install" in line and "--upgrade pip" not in line]
+
+    (demo,) = dry_run("demo")
+    assert demo.endswith("pip install --quiet -e .")            # no extras: no server, no Playwright
+    (test,) = dry_run("test")
+    assert test.endswith("pip install --quiet -e '.[test]'")
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_readme_installs_from_the_checkout():
+    """odekit is on no package index: every pip install in the README names this checkout."""
+    commands = [c.split("#")[0].strip() for c in re.findall(r"pip install[^\n`]*", (ROOT / "README.md").read_text())]
+    assert commands and all(re.fullmatch(r"pip install -e (\.|'\.\[\w+\]')", c) for c in commands), commands
+
+
+def test_serve_without_its_extra_says_how_to_install_it_from_the_checkout(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "uvicorn", None)          # as if the serve extra were not installed
+    code, out, err = run(capsys, "serve")
+    assert code == 2 and out == ""
+    assert err == ("odekit: error: odekit serve needs the 'serve' extra (uvicorn is missing): "
+                   "python -m pip install -e '.[serve]' in the odekit checkout\n")
+
+
+def test_euler_going_over_the_top_of_the_pendulum_is_secular_not_too_short(capsys):
+    """The README's pendulum shootout: Euler's pendulum gains energy until it rotates."""
+    code, out, _ = run(capsys, "shootout", "pendulum", "--budget", "200", "--t-end", "30", "-p", "B=0",
+                       "--methods", "euler,velocity_verlet", "--quiet", "--backend", "python")
+    assert code == 0
+    euler = out.splitlines()[3].split()
+    assert euler[0] == "euler" and euler[-1] == "secular" and float(euler[-2]) > 0.5    # energy +55 %

@@ -128,3 +128,77 @@ def test_solution_plot_works_without_a_plane_orbit(name, tmp_path):
     sol = odekit.solve(prob, "rk4", h=0.01, backend="python")
     fig = sol.plot(tmp_path / "p.png")
     assert fig.axes[0].get_xlabel() == "t"
+
+
+# --- legends that cover nothing, colours that are told apart ---------------------------------
+
+def lab(rgb):
+    """CIE L*a*b* of sRGB colours (D65): Euclidean distance there is the perceived difference."""
+    c = np.asarray(rgb, dtype=float)[..., :3]
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    xyz = c @ np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]).T
+    xyz /= np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.stack([116 * f[..., 1] - 16, 500 * (f[..., 0] - f[..., 1]), 200 * (f[..., 1] - f[..., 2])], axis=-1)
+
+
+DISTINCT = 25.0     # CIE76 distance: tab10's closest pair (purple, pink) is 27.7; the three greens were 17
+
+
+def closest_pair(colours):
+    points = lab(colours)
+    distance = np.linalg.norm(points[:, None] - points[None], axis=-1)
+    return distance[np.triu_indices(len(points), 1)].min()
+
+
+def covers_nothing(fig, legend):
+    """The legend's box overlaps no axes' box (a legend inside the axes may cover a curve)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()                                   # lays the figure out as saving it does
+    renderer = canvas.get_renderer()
+    box = legend.get_window_extent(renderer)
+    return not any(box.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes)
+
+
+@pytest.fixture(scope="module")
+def default_shootout():
+    return odekit.shootout("kepler", budget=200, t_end=2.0, backend="python")
+
+
+def test_the_shootout_legend_names_every_energy_line_by_a_distinct_colour_beside_the_panels(default_shootout, tmp_path):
+    fig = default_shootout.plot(tmp_path / "shootout.png")
+    ax_traj, ax_energy, _ = fig.axes
+    (legend,) = fig.legends
+    entries = {text.get_text(): handle.get_color() for text, handle in zip(legend.get_texts(), legend.legend_handles)}
+    energy = {line.get_label(): line.get_color() for line in ax_energy.get_lines()}
+    assert list(energy) == [row["method"] for row in default_shootout.rows]
+    for name, c in energy.items():
+        assert np.allclose(entries[name][:3], c[:3]), name                   # the same colour in the legend
+    assert "exact" in entries
+    assert closest_pair(list(energy.values())) > DISTINCT
+    assert covers_nothing(fig, legend)
+    assert ax_traj.get_legend() is None and ax_energy.get_legend() is None
+
+
+def test_the_default_figures_colour_their_methods_apart():
+    from odekit.shootout import DEFAULT_METHODS
+
+    for names in (DEFAULT_METHODS, plot.STABILITY_METHODS):
+        assert closest_pair([plot.colour(name) for name in names]) > DISTINCT, names
+
+
+def test_methods_with_one_stability_function_share_one_labelled_region(tmp_path):
+    # every explicit 2-stage method of order 2 has R = 1 + z + z^2/2; RK4 and the 3/8 rule 1 + ... + z^4/24
+    fig = plot.stability_regions(("euler", "heun", "midpoint", "rk4", "ralston", "rk38"), tmp_path / "s.png")
+    ax = fig.axes[0]
+    assert list(boundaries(ax)) == ["euler", "heun = midpoint = ralston", "rk4 = rk38"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(boundaries(ax))
+    assert covers_nothing(fig, ax.get_legend())
+
+
+def test_the_stability_legend_covers_no_region(tmp_path):
+    for methods in (plot.STABILITY_METHODS, ("euler", "rk4", "trapezoid", "backward_euler")):
+        fig = plot.stability_regions(methods, tmp_path / "s.png")
+        assert covers_nothing(fig, fig.axes[0].get_legend()), methods

@@ -6,40 +6,48 @@ ends in an ``odekit: error:`` line naming the path, never a traceback.
 """
 
 import argparse
+import contextlib
 import math
 import os
 import pathlib
 import sys
 import tempfile
 import time
+import types
 
 import numpy as np
 
-from . import methods, problems, solve
+from . import __version__, methods, problems, solve
 from .registry import method as lookup_method
 from .progress import Progress
 from .sparse import LINEAR_SOLVERS
 from .shootout import shootout, shootout_problem
 
 
+PARAM_HELP = ("a problem parameter, e.g. -p e=0.9, or a vector, -p y0=1,0 (repeatable; "
+              "`odekit problems` lists each problem's parameters)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="odekit", description="Time integrators for physics-based simulation.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     listing = sub.add_parser("methods", help="list the registered methods")
     listing.add_argument("--markdown", action="store_true",
                          help="as docs/methods.md: the table, then each method's facts")
+    sub.add_parser("problems", help="list the problems of the zoo and the parameters -p sets, with their defaults")
 
     s = sub.add_parser("solve", help="solve a problem from the zoo and print a summary")
     s.add_argument("problem", help=f"one of: {', '.join(problems.PROBLEMS)}")
     s.add_argument("--method", default="dp54", help="a registered method (see `odekit methods`)")
     step = s.add_mutually_exclusive_group()
     step.add_argument("--h", type=float, help="fixed step size")
-    step.add_argument("--rtol", type=float, help="relative tolerance (adaptive)")
-    s.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (adaptive)")
+    step.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (adaptive; default 1e-6)")
+    s.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (adaptive; default 1e-9)")
     s.add_argument("--t-end", type=float, help="end of the span (default: the problem's)")
     s.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="a problem parameter, e.g. -p e=0.9 (repeatable)")
+                   help=PARAM_HELP)
     s.add_argument("--backend", default="auto", choices=("auto", "numba", "python"))
     s.add_argument("--linear-solver", default="auto", choices=LINEAR_SOLVERS,
                    help="how implicit methods solve Newton's systems (sparse ones: splu, cg, gmres)")
@@ -54,7 +62,7 @@ def main(argv=None):
     sh.add_argument("--t-end", type=float, help="end of the run (default: ten periods of a periodic problem, "
                                                 "else the problem's span)")
     sh.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                    help="a problem parameter, e.g. -p e=0.9 (repeatable)")
+                    help=PARAM_HELP)
     sh.add_argument("--report", metavar="DIR", help="write PNG plots, a CSV and report.html into DIR")
     sh.add_argument("--csv", metavar="CSV", help="save the table as CSV")
     sh.add_argument("--backend", default="auto", choices=("auto", "numba", "python"))
@@ -66,7 +74,7 @@ def main(argv=None):
     cv.add_argument("--hs", help="comma-separated step sizes for every method (default: four halvings "
                                  "from 1/200 for first order, 1/50 second, 1/20 fourth ...)")
     cv.add_argument("--t-end", type=float, help="end of the span (default: the problem's)")
-    cv.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
+    cv.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE", help=PARAM_HELP)
     cv.add_argument("--invariant", help="also measure the order of this invariant's error")
     cv.add_argument("--plot", metavar="PNG", help="save the log-log plot")
     cv.add_argument("--csv", metavar="CSV", help="save the table as CSV")
@@ -90,6 +98,9 @@ def main(argv=None):
     try:
         if args.command == "methods":
             sys.stdout.write(methods().document() if args.markdown else f"{methods()}\n")
+            return 0
+        if args.command == "problems":
+            print(problem_listing())
             return 0
         commands = {"solve": _solve, "shootout": _shootout, "convergence": _convergence,
                     "stability": _stability, "serve": _serve}
@@ -129,19 +140,55 @@ def _solve(args):
     _check_outputs(args)
     prob = _problem(args)
     m = lookup_method(args.method)
-    options = {"h": args.h} if args.h is not None else {"rtol": args.rtol or 1e-6, "atol": args.atol}
+    options = {"h": args.h} if args.h is not None else {"rtol": args.rtol, "atol": args.atol}
     start = time.perf_counter()
-    with Progress("solve", quiet=args.quiet, starting="setting up (compiling on a first run)") as bar:
+    # the timer first: Numba's import is not counted in the bar's delay
+    with (_compile_timer(args.backend) as compiling,
+          Progress("solve", quiet=args.quiet, starting=_starting(args)) as bar):
         sol = solve(prob, m, backend=args.backend, linear_solver=args.linear_solver, progress=bar, **options)
     elapsed = time.perf_counter() - start
-    print(summary(sol, elapsed))
-    if args.plot:
+    print(summary(sol, elapsed, compiling.seconds))
+    if args.plot is not None:
         sol.plot(args.plot)
         print(f"  wrote {args.plot}")
-    if args.csv:
+    if args.csv is not None:
         _write_solution_csv(sol, args.csv)
         print(f"  wrote {args.csv}")
     return 0 if sol.success else 1
+
+
+def _starting(args):
+    """What a progress bar shows while the work is set up: Numba compiles, unless the Python backend runs."""
+    return "setting up" if getattr(args, "backend", "auto") == "python" else "setting up (compiling)"
+
+
+@contextlib.contextmanager
+def _compile_timer(backend):
+    """Time Numba's compilations in a ``with`` block: yields an object whose ``seconds`` they add to.
+
+    A compilation inside another counts once.  A warm run still compiles the
+    problem's functions (Numba keeps only the kernels on disk); the Python
+    backend compiles nothing, and Numba is then not even imported.
+    """
+    timer = types.SimpleNamespace(seconds=0.0, depth=0, start=0.0)
+    if backend == "python":
+        yield timer
+        return
+    from numba.core import event
+
+    class Listener(event.Listener):
+        def on_start(self, _):
+            if timer.depth == 0:
+                timer.start = time.perf_counter()
+            timer.depth += 1
+
+        def on_end(self, _):
+            timer.depth -= 1
+            if timer.depth == 0:
+                timer.seconds += time.perf_counter() - timer.start
+
+    with event.install_listener("numba:compile", Listener()):
+        yield timer
 
 
 def _write_solution_csv(sol, path):
@@ -156,30 +203,30 @@ def _write_solution_csv(sol, path):
 
 
 def _names(text):
-    """A comma-separated list of method names, or None when not given."""
-    return [name.strip() for name in text.split(",") if name.strip()] if text else None
+    """A comma-separated list of method names (empty for ``""``: the library says so), or None when not given."""
+    return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
 
 
 def _save(result, args):
     """Write the table and the figure that ``--csv`` and ``--plot`` ask for."""
-    if getattr(args, "csv", None):
+    if getattr(args, "csv", None) is not None:
         result.to_csv(args.csv)
         print(f"wrote {args.csv}")
-    if getattr(args, "plot", None):
+    if getattr(args, "plot", None) is not None:
         result.plot(args.plot)
         print(f"wrote {args.plot}")
 
 
 def _shootout(args):
     _check_outputs(args)
-    if args.report:
+    if args.report is not None:
         _check_folder(args.report, "--report")
     prob = _problem(args, shootout_span=True)
-    with Progress("shootout", quiet=args.quiet, starting="setting up (compiling on a first run)") as bar:
+    with Progress("shootout", quiet=args.quiet, starting=_starting(args)) as bar:
         result = shootout(prob, _names(args.methods), budget=args.budget, backend=args.backend, progress=bar)
     print(result)
     _save(result, args)
-    if args.report:
+    if args.report is not None:
         from .report import write_report
 
         page = write_report(result, args.report)
@@ -196,15 +243,15 @@ def _convergence(args):
 
     _check_outputs(args)
     prob = _problem(args)
-    names = [lookup_method(name).name for name in _names(args.methods) or []]
+    names = [lookup_method(name).name for name in _names(args.methods)]
     span = abs(prob.t_span[1] - prob.t_span[0])
-    if args.hs:
-        hs = [float(h) for h in args.hs.split(",")]
+    if args.hs is not None:
+        hs = _numbers("--hs", args.hs)
     else:
         hs = {name: [min(span / 4, 1.0 / FIRST_STEPS.get(lookup_method(name).order, 20)) / 2 ** i
                      for i in range(4)]
               for name in names}
-    with Progress("convergence", quiet=args.quiet, starting="setting up (compiling on a first run)") as bar:
+    with Progress("convergence", quiet=args.quiet, starting=_starting(args)) as bar:
         result = convergence(prob, names, hs, invariant=args.invariant, progress=bar)
     print(result)
     _save(result, args)
@@ -217,10 +264,10 @@ def _stability(args):
     _check_outputs(args)
     chosen = [lookup_method(name) for name in args.methods]
     regions = [m.name for m in chosen if not m.second_order_only]
-    if args.plot and not regions:
+    if args.plot is not None and not regions:
         raise ValueError("--plot draws stability regions of Runge-Kutta and Rosenbrock methods; "
                          "splitting methods have none in the complex plane")
-    total = len(chosen) + bool(args.plot)
+    total = len(chosen) + (args.plot is not None)
     lines = []
     with Progress("stability", quiet=args.quiet) as bar:
         for done, m in enumerate(chosen, start=1):
@@ -236,13 +283,13 @@ def _stability(args):
                           f"L-stable: {'yes' if analysis.is_l_stable(m) else 'no'}; "
                           f"stable for real hλ in {_real_interval(real)} and {_imaginary_interval(imag)}"]
             bar(done, total, m.name)
-        if args.plot:
+        if args.plot is not None:
             from . import plot
 
             plot.stability_regions(regions, args.plot)
             bar(total, total, "plot")
     print("\n".join(lines))
-    if args.plot:
+    if args.plot is not None:
         print(f"wrote {args.plot}")
     return 0
 
@@ -267,15 +314,17 @@ def _imaginary_interval(limit):
 
 def _check_outputs(args):
     """Check that the files ``--plot`` and ``--csv`` name can be written, before any work."""
-    if getattr(args, "plot", None):
+    if getattr(args, "plot", None) is not None:
         _check_file(args.plot, "--plot")
         _check_figure_format(args.plot)
-    if getattr(args, "csv", None):
+    if getattr(args, "csv", None) is not None:
         _check_file(args.csv, "--csv")
 
 
 def _check_file(path, option):
     """A ValueError naming ``option`` and ``path`` unless a file can be written at ``path``."""
+    if not path:
+        raise ValueError(f"{option} is empty; accepted: a file name in an existing, writable folder")
     target = pathlib.Path(path)
     if target.is_dir():
         raise ValueError(f"{option} {path}: is a folder; accepted: a file name in a writable folder")
@@ -290,6 +339,8 @@ def _check_file(path, option):
 
 def _check_folder(path, option):
     """Create the folder ``path`` (as the command would) and check that files can be written in it."""
+    if not path:
+        raise ValueError(f"{option} is empty; accepted: a folder (created if needed)")
     folder = pathlib.Path(path)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"{option} {path}: is a file; accepted: a folder (created if needed)")
@@ -320,17 +371,37 @@ def _check_figure_format(path):
 
 
 def _param(text):
+    """``NAME=VALUE`` as ``(name, number)``, or ``(name, tuple of numbers)`` for ``NAME=1,0``."""
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise ValueError(f"--param must look like NAME=VALUE, got {text!r}")
+    numbers = _numbers(f"--param {name}", value)
+    return name, numbers[0] if len(numbers) == 1 else tuple(numbers)
+
+
+def _numbers(option, text):
+    """Comma-separated numbers, or a ValueError naming ``option`` and the text."""
     try:
-        return name, float(value)
+        return [float(part) for part in text.split(",")]
     except ValueError:
-        raise ValueError(f"--param {name} must be a number, got {value!r}") from None
+        raise ValueError(f"{option} must be a number or comma-separated numbers, got {text!r}") from None
 
 
-def summary(sol, elapsed=None):
-    """A few lines a person can read: work, error, drift of each invariant."""
+def problem_listing():
+    """Each problem of the zoo, what it is, and the parameters ``-p`` sets, read from its constructor."""
+    lines = []
+    for name, make in problems.PROBLEMS.items():
+        summary_line = (make.__doc__ or "").strip().splitlines()[0].replace("``", "")
+        lines += [f"{name}: {summary_line}", f"  -p {problems.parameter_list(name, sep='  ')}"]
+    return "\n".join(lines)
+
+
+def summary(sol, elapsed=None, compiling=0.0):
+    """A few lines a person can read: work, error, drift of each invariant.
+
+    ``elapsed`` is the wall time of the run, ``compiling`` the part of it
+    that Numba spent compiling (said only when there was some).
+    """
     st = sol.stats
     lines = [
         f"{sol.problem.name} with {sol.method.name} ({sol.method.title}), backend {sol.backend}",
@@ -339,7 +410,8 @@ def summary(sol, elapsed=None):
         + (f"; Jacobians {st.njev}, LU {st.nlu}" if st.njev else ""),
     ]
     if elapsed is not None:
-        lines.append(f"  wall time {elapsed:.3f} s (including compilation on a first run)")
+        lines.append(f"  wall time {elapsed:.3f} s"
+                     + (f" ({compiling:.3f} s of it compiling with Numba)" if compiling > 0 else ""))
     if sol.problem.exact is not None:
         final = np.asarray(sol.problem.exact(sol.t[-1]))
         err = float(np.max(np.abs(sol.y[-1] - final.reshape(sol.y[-1].shape))))

@@ -2,27 +2,41 @@
 
 Each function returns a :class:`matplotlib.figure.Figure` and, given a path,
 also saves it there.  No display is needed; nothing here opens a window.
-A method keeps its colour across all plots.
+A method keeps its colour across all plots.  Legends sit outside the axes,
+where they cover no curve.
 """
 
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
-from .registry import methods as registry
+from .registry import CLASSIC, methods as registry
 
-# tab20's strong shades first, then its light ones, then tab20b: 40 distinct colours
-_PALETTE = tuple(colormaps["tab20"].colors[0::2] + colormaps["tab20"].colors[1::2] + colormaps["tab20b"].colors)
+STABILITY_METHODS = ("euler", "midpoint", "kutta3", "rk4", "backward_euler", "trapezoid")
+
+# tab10, with the two of its colours closest to another (pink to purple, grey to brown) last,
+# then tab20's light shades and tab20b: 40 distinct colours
+_TAB10, _TAB20, _TAB20B = (colormaps[name].colors for name in ("tab10", "tab20", "tab20b"))
+_PALETTE = tuple(_TAB10[i] for i in (0, 1, 2, 3, 4, 5, 8, 9, 6, 7)) + _TAB20[1::2] + _TAB20B
+# the methods of the default shootout, then the others of the default stability figure, get the
+# first colours, so that the lines of those figures are told apart at a glance (the trapezoid
+# before backward Euler: its dashes on their dark edge need a middle shade, not a light one)
+_FIRST = CLASSIC + ("kutta3", "trapezoid", "backward_euler")
 
 
 def colour(name):
     """A fixed colour for each registered method, distinct from every other method's."""
     names = registry().names()
-    return _PALETTE[names.index(name) % len(_PALETTE)] if name in names else "#333333"
+    if name not in names:
+        return "#333333"
+    order = [n for n in _FIRST if n in names] + [n for n in names if n not in _FIRST]
+    return _PALETTE[order.index(name) % len(_PALETTE)]
 
 
 def _finish(fig, path):
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=110)
     return fig
@@ -86,16 +100,21 @@ def solution(sol, path=None):
 
 
 def shootout(result, path=None):
-    """Trajectories, energy error against time, and the position errors of a shootout."""
-    fig = Figure(figsize=(13.5, 4.4))
+    """Trajectories, energy error against time, and the position errors of a shootout.
+
+    One legend below the three panels names every method by its colour
+    (and the exact solution by its dashed line).
+    """
+    fig = Figure(figsize=(13.5, 5.0), layout="constrained")
     ax_traj, ax_energy, ax_err = fig.subplots(1, 3)
     for i, (name, sol) in enumerate(result.solutions.items()):
         _draw_trajectory(ax_traj, sol, name, colour(name), exact=(i == len(result.solutions) - 1))
         if "energy" in sol.problem.invariants:
             ax_energy.semilogy(sol.t, np.maximum(_relative_drift(sol, "energy"), 1e-17),
-                               color=colour(name), lw=0.8, label=name)
+                               color=colour(name), lw=1.0, label=name)
     ax_traj.set_title(f"{result.problem.name}: trajectories")
-    ax_traj.legend(fontsize=7, loc="best")
+    handles, labels = ax_traj.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 5), fontsize=9)
     ax_energy.set_title("relative energy error")
     ax_energy.set_xlabel("t")
     names = [row["method"] for row in result.rows]
@@ -156,7 +175,6 @@ def _draw_fit(ax, result, name, column, order, declared):
     ax.loglog(ends, fit.constant * ends ** fit.order, "--", color=c, lw=1.2, gid=f"{name} fit")
 
 
-STABILITY_METHODS = ("euler", "midpoint", "kutta3", "rk4", "backward_euler", "trapezoid")
 _HATCHES = ("/", "\\", "|", "-")
 
 
@@ -167,46 +185,64 @@ def stability_regions(methods=STABILITY_METHODS, path=None, re=(-5.0, 3.0), im=(
     line.  An unbounded one (an A-stable method: the whole left half-plane
     and more) would cover the others if shaded, so it is hatched and its
     boundary dashed and drawn on top, with a dark edge: the trapezoid rule's
-    boundary is the imaginary axis itself, under RK4's curve.  The legend
-    says which is which.  Each boundary is one contour set with
-    ``gid = "<method> boundary"``.
+    boundary is the imaginary axis itself, under RK4's curve.  Methods with
+    the same stability function (Heun's and the midpoint rule's ``1 + z +
+    z^2/2``) have one region, drawn once and labelled ``"heun = midpoint"``.
+    The legend, beside the plane, says which is which.  Each boundary is one
+    contour set with ``gid = "<label> boundary"``.
     """
     from matplotlib import patheffects
-    from matplotlib.lines import Line2D
 
     from .theory.stability import is_a_stable, stability_region
 
-    fig = Figure(figsize=(6.4, 6.0))
+    fig = Figure(figsize=(9.6, 6.0), layout="constrained")
     ax = fig.subplots()
     ax.axhline(0, color="0.6", lw=0.5, zorder=0)
     ax.axvline(0, color="0.6", lw=0.5, zorder=0)
     handles, unbounded = [], 0
-    for name in methods:
-        region = stability_region(name, re=re, im=im, n=401)
+    for names in _same_regions(methods):
+        region = stability_region(names[0], re=re, im=im, n=401)
         c = colour(region.method)
+        name = " = ".join(names)
         if is_a_stable(region.method):
             hatch = _HATCHES[unbounded % len(_HATCHES)]
             unbounded += 1
             shade = ax.contourf(region.re, region.im, region.abs_r, levels=[0, 1], colors="none",
                                 hatches=[hatch], zorder=1)
-            shade.set_edgecolor(c)
+            shade.set_edgecolor((*c[:3], 0.6))        # lighter hatching: the curves stay readable on it
             shade.set_linewidth(0)
             style = dict(linestyles="--", linewidths=2.4, zorder=4,
                          path_effects=[patheffects.withStroke(linewidth=3.6, foreground="0.25")])
-            label = f"{region.method} (A-stable: hatched, unbounded)"
+            label = f"{name} (A-stable: hatched, unbounded)"
         else:
             ax.contourf(region.re, region.im, region.abs_r, levels=[0, 1], colors=[c], alpha=0.12, zorder=1)
             style = dict(linestyles="-", linewidths=1.3, zorder=3)
-            label = region.method
+            label = name
         boundary = ax.contour(region.re, region.im, region.abs_r, levels=[1], colors=[c], **style)
-        boundary.set_gid(f"{region.method} boundary")
+        boundary.set_gid(f"{name} boundary")
         handles.append(Line2D([], [], color=c, lw=style["linewidths"], ls=style["linestyles"], label=label))
     ax.set_aspect("equal")
     ax.set_xlabel("Re hλ")
     ax.set_ylabel("Im hλ")
     ax.set_title("stability regions |R(hλ)| ≤ 1")
-    ax.legend(handles=handles, fontsize=8, loc="upper left", framealpha=0.9)
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.03, 1.0), borderaxespad=0)
     return _finish(fig, path)
+
+
+def _same_regions(methods):
+    """The methods' names in groups of equal stability functions ``R``, in their first order."""
+    from .theory.stability import stability_function
+
+    groups = []                     # (R's coefficients, names)
+    for name in methods:
+        R = stability_function(name)
+        key = (R.numerator, R.denominator)
+        same = [names for k, names in groups if k == key]
+        if same:
+            same[0].append(R.method.name)
+        else:
+            groups.append((key, [R.method.name]))
+    return [names for _, names in groups]
 
 
 def work_precision(result, path=None):

@@ -240,6 +240,11 @@ class MethodTable(tuple):
                 "a test keeps it current.\n\n" + self.markdown() + "\n\n" + sections + "\n")
 
 
+#: The eight integrators of the classic comparison odekit grew from: the shootout's
+#: default, the live page's first choices, and the first colours of the plots.
+CLASSIC = ("euler", "heun", "midpoint", "rk4", "symplectic_euler", "velocity_verlet", "position_verlet",
+           "forest_ruth")
+
 _REGISTRY: dict[str, Method] = {}
 _LOOKUP: dict[str, Method] = {}
 

@@ -55,7 +55,8 @@ def _page(result, out, images):
     prob = result.problem
     t0, t1 = prob.t_span
     cols = result.columns
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    # a long column name may break after its underscores; a number never breaks
+    head = "".join(f"<th>{html.escape(c).replace('_', '_<wbr>')}</th>" for c in cols)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(format_cell(row.get(c)))}</td>" for c in cols) + "</tr>"
         for row in result.rows)
@@ -71,9 +72,12 @@ def _page(result, out, images):
 <html lang="en"><head><meta charset="utf-8">
 <title>odekit shootout: {html.escape(prob.name)}</title>
 <style>
-body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }}
-table {{ border-collapse: collapse; font-size: 0.9em; }}
-th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 1200px; color: #222; }}
+.table {{ overflow-x: auto; }}
+table {{ border-collapse: collapse; font-size: 0.85em; font-variant-numeric: tabular-nums; }}
+th, td {{ border: 1px solid #ccc; padding: 0.25em 0.45em; text-align: right; }}
+th {{ vertical-align: bottom; }}
+td {{ white-space: nowrap; }}
 th:first-child, td:first-child {{ text-align: left; }}
 figure {{ margin: 1.5em 0; }} img {{ max-width: 100%; }}
 .note {{ color: #555; }}
@@ -86,7 +90,7 @@ h = k / {result.budget:g}.</p>
 reference solution. Drifts: largest relative change of the invariant over the run;
 energy_change: signed relative change at the end; energy_trend: whether the energy error grows
 (secular) or stays bounded, or "too short" for a run of fewer than about four oscillations.</p>
-<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+<div class="table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>
 {figures}
 <h2>Methods</h2><ul>{methods}</ul>
 <p class="note">odekit {__version__}, Python {platform.python_version()}, {html.escape(platform.platform())},

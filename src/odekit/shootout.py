@@ -22,10 +22,9 @@ import numpy as np
 from . import analysis, problems
 from .registry import method as lookup_method
 from .problems import problem as zoo_problem
+from .registry import CLASSIC as DEFAULT_METHODS
 from .solve import solve
 
-DEFAULT_METHODS = ("euler", "heun", "midpoint", "rk4",
-                   "symplectic_euler", "velocity_verlet", "position_verlet", "forest_ruth")
 SAMPLES = 2000          # output points at which the error is measured
 PERIODS = 10            # default span of a shootout on a periodic zoo problem, in periods of its motion
 
@@ -57,8 +56,9 @@ class ShootoutResult:
         solution), ``energy_drift`` and ``angular_momentum_drift`` (largest
         relative drift over the run, nan when the problem has no such
         invariant), ``energy_change`` (signed relative change at the end),
-        ``energy_trend`` ("bounded" or "secular"), and the problem's own
-        quantities.
+        ``energy_trend`` ("bounded", "secular", or "too short" for a run of
+        fewer than about four oscillations: :func:`odekit.analysis.invariant_drift`),
+        and the problem's own quantities.
     solutions : dict
         Method name -> :class:`Solution`, for plots.
     """

@@ -20,6 +20,10 @@ class Status(enum.IntEnum):
     NEWTON_FAILED = layout.NEWTON_FAILED
     FUNCTION_ERROR = layout.FUNCTION_ERROR
 
+    def __str__(self):
+        # IntEnum prints as its number; a person reading ``print(sol.status)`` wants the name
+        return f"Status.{self.name}"
+
 
 @dataclass(frozen=True)
 class Stats:

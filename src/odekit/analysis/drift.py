@@ -258,14 +258,18 @@ def invariant_drift(solution, name, *, growth_threshold=1.5, linear_threshold=0.
 def motion_cycles(solution):
     """Where the motion of a run starts each new oscillation: indices into ``solution.t``.
 
-    Each component of the positions (second-order problems) or the state is
-    watched with hysteresis: an *upward crossing* is counted where the
-    component rises above 3/4 of its range after last being below 1/4 of it,
-    so round-off wiggles near one level count nothing.  The component with
-    the most crossings -- the fastest oscillation -- is returned; components
-    that hardly move (range below 1e-8 of the largest value) are ignored.
-    ``len(motion_cycles(sol))`` is the number of oscillations seen: one
-    Kepler orbit gives 0 or 1, ten orbits 9 or 10.
+    Each component of the state -- positions and velocities of a
+    second-order problem -- is watched with hysteresis: an *upward crossing*
+    is counted where the component rises above 3/4 of its range after last
+    being below 1/4 of it, so round-off wiggles near one level count
+    nothing.  The component with the most crossings -- the fastest
+    oscillation; the first such, positions before velocities -- is
+    returned; components that hardly move (range below 1e-8 of the largest
+    value) are ignored.  ``len(motion_cycles(sol))`` is the number of
+    oscillations seen: one Kepler orbit gives 0 or 1, ten orbits 9 or 10.
+    Velocities count where a position runs off: a pendulum that Euler's
+    energy gain sends over the top has an angle that never returns to its
+    old range, while its angular velocity goes on oscillating.
 
     Parameters
     ----------
@@ -276,8 +280,7 @@ def motion_cycles(solution):
     ndarray of int
         Increasing indices, possibly empty (no oscillation, e.g. decay).
     """
-    y = solution.x if solution.problem.second_order else solution.y
-    y = np.real(np.asarray(y)).reshape(len(solution.t), -1)
+    y = np.real(np.asarray(solution.y)).reshape(len(solution.t), -1)
     if len(y) < 3:
         return np.zeros(0, dtype=int)
     finite = np.all(np.isfinite(y), axis=0)

@@ -8,8 +8,8 @@ problems of the numerical literature: :func:`arenstorf`,
 :func:`hires`, :func:`henon_heiles`, :func:`outer_solar_system`,
 :func:`mass_spring_chain`.  And one large, stiff one from graphics:
 :func:`cloth`, Baraff & Witkin's mass--spring sheet with sparse Jacobians.
-``PROBLEMS`` maps each name to its constructor and :func:`problem` builds one
-by name.
+``PROBLEMS`` maps each name to its constructor, :func:`problem` builds one
+by name and :func:`parameters` lists its parameters with their defaults.
 
 They live in modules by kind, and every name is importable from
 ``odekit.problems`` itself:
@@ -41,6 +41,8 @@ process, not once per instance.  They are written for Numba's nopython mode.
 Parameters are passed as floats, and most problems pass one to three of them,
 so problems share the compiled kernels of their argument types too.
 """
+
+import inspect
 
 # Every name the zoo had as one module, importable from here as before (_hires_rhs: the tests call it).
 from ..problem import ODEProblem, SecondOrderProblem  # noqa: F401
@@ -82,7 +84,22 @@ def problem(name, **params):
     """A zoo problem by name, with keyword parameters (``problem("kepler", e=0.9)``).
 
     ``PROBLEMS`` lists the names; an unknown name gets a ValueError with the
-    closest names and the full list.
+    closest names and the full list, an unknown parameter a TypeError that
+    lists the problem's :func:`parameters` with their defaults.
+    """
+    accepted = parameters(name)         # checks the name first
+    unknown = [key for key in params if key not in accepted]
+    if unknown:
+        raise TypeError(f"problem {name!r} got an unexpected keyword {unknown[0]!r}; "
+                        f"accepted: {parameter_list(name)}")
+    return PROBLEMS[name](**params)
+
+
+def parameters(name):
+    """The keyword parameters of the zoo problem ``name`` and their defaults, read from its constructor.
+
+    >>> parameters("pendulum")
+    {'g': 9.8, 'L': 1.0, 'B': 0.0, 'theta0': 2.0, 'omega0': 0.0, 't_end': 10.0}
     """
     try:
         make = PROBLEMS[name]
@@ -92,4 +109,16 @@ def problem(name, **params):
         close = difflib.get_close_matches(str(name), list(PROBLEMS), n=3, cutoff=0.5)
         hint = f"; closest: {', '.join(close)}" if close else ""
         raise ValueError(f"unknown problem {name!r}{hint}. Known: {', '.join(PROBLEMS)}") from None
-    return make(**params)
+    return {p.name: p.default for p in inspect.signature(make).parameters.values()}
+
+
+def parameter_list(name, sep=", "):
+    """The parameters of the zoo problem ``name`` with their defaults, as text: ``"g=9.8, L=1, ..."``."""
+    return sep.join(f"{key}={_shown(value)}" for key, value in parameters(name).items())
+
+
+def _shown(value):
+    """A default as a person writes it: ``10``, ``0.04``, ``(1, 0)``, ``None``."""
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_shown(v) for v in value) + ")"
+    return f"{value:.6g}" if isinstance(value, float) else repr(value)

@@ -50,7 +50,7 @@ def listen(host="127.0.0.1", port=0, max_sessions=8, allow_hosts=(), warm=True):
         from .app import MAX_FRAME, QuietRefusals, create_app
     except ImportError as exc:
         raise ImportError(f"odekit serve needs the 'serve' extra ({exc.name} is missing): "
-                          "pip install 'odekit[serve]'") from None
+                          "python -m pip install -e '.[serve]' in the odekit checkout") from None
 
     app = create_app(max_sessions, warm=warm, host=host, allow_hosts=allow_hosts)
     if not (isinstance(port, int) and 0 <= port <= 65535):

@@ -1,0 +1,230 @@
+"""Start-up benchmark: how long a user waits before odekit computes, with an empty cache and a warm one.
+
+Numba compiles each method family's loop the first time it runs on a
+machine and keeps it in a disk cache; later processes load it.  This script
+measures both, each in a fresh Python process:
+
+* the first solve of each method family (explicit_rk, implicit_rk, radau,
+  rosenbrock, bdf, splitting) on a small problem: compiling (cold) or
+  loading (warm) the family's loop, and compiling the problem's functions;
+* the first ``odekit shootout kepler --report DIR``, the README's first
+  command (``make demo``), as a whole process;
+* the fixed cost of a repeated small solve -- adaptive ``dp54`` and
+  fixed-step ``rk4`` over a span of about one step -- and of
+  ``Integrator.step()``, warm.
+
+Cold means a fresh copy of the odekit package (bytecode compiled, no
+compiled kernels) and an empty ``NUMBA_CACHE_DIR``, both in a temporary
+folder: odekit keeps its kernels in its own ``__pycache__`` (ahead of
+``NUMBA_CACHE_DIR``), and a copy starts that cache empty without touching
+the installed one.  Warm means the same copy run again, with what its cold
+run cached.  Each family and the shootout get their own copy, so no run
+inherits another's kernels.
+
+Run ``python benchmarks/bench_startup.py [--quick] [--json PATH]``: 5-20
+minutes, mostly Numba compiling; keep the machine otherwise idle.
+``--quick`` runs the first family and a tiny shootout on the Python backend
+(nothing compiled): it checks the script, not the figures.
+"""
+
+import compileall
+import importlib.util
+import json
+import os
+import pathlib
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# Nothing here imports odekit, NumPy or common at the top: a child process times its own `import odekit`.
+
+FAMILIES = {            # family: (method, problem, options) -- the first solve measured
+    "explicit_rk": ("dp54", "kepler", {}),
+    "implicit_rk": ("kencarp4", "robertson", {"rtol": 1e-6, "atol": 1e-10}),
+    "radau": ("radau5", "robertson", {"rtol": 1e-6, "atol": 1e-10}),
+    "rosenbrock": ("rodas4", "robertson", {"rtol": 1e-6, "atol": 1e-10}),
+    "bdf": ("bdf", "robertson", {"rtol": 1e-6, "atol": 1e-10}),
+    "splitting": ("velocity_verlet", "kepler", {"h": 0.01}),
+}
+SHOOTOUT = ["shootout", "kepler", "--quiet"]      # and --report DIR; --quick: QUICK_SHOOTOUT instead
+QUICK_SHOOTOUT = ["--backend", "python", "--methods", "euler,rk4", "--budget", "10", "--t-end", "1"]
+H = 0.01                  # rk4's step in the fixed costs; their span is one step
+TIMEOUT = 900             # seconds allowed each child process
+CHILD = "--child"         # argv of a child: --child TASK BACKEND [--quick]
+
+
+def _problem(odekit, name):
+    return odekit.problems.kepler(e=0.5, orbits=1) if name == "kepler" else odekit.problems.robertson()
+
+
+# --- in the child process --------------------------------------------------------------------
+
+def _now():
+    """Wall time and this process's CPU time: on a shared machine the second is the steadier."""
+    return time.perf_counter(), time.process_time()
+
+
+def _elapsed(name, start, stop):
+    return {f"{name}_s": stop[0] - start[0], f"{name}_cpu_s": stop[1] - start[1]}
+
+
+def child(task, backend, quick):
+    """Print, as JSON, the times of ``task`` (a family, or ``"fixed"``) in this fresh process."""
+    start = _now()
+    import odekit
+    imported = _now()
+    result = {"odekit": odekit.__file__, **_elapsed("import", start, imported)}
+    if task == "fixed":
+        result.update(fixed_costs(odekit, backend, quick))
+    else:
+        method, problem, options = FAMILIES[task]
+        sol = odekit.solve(_problem(odekit, problem), method, backend=backend, **options)
+        result.update(_elapsed("first_solve", imported, _now()), backend=sol.backend, success=sol.success)
+    print(json.dumps(result))
+
+
+def fixed_costs(odekit, backend, quick):
+    """Seconds per call, warm, in wall and CPU time: dp54 and rk4 solves over one step's span, and
+    ``Integrator.step()``."""
+    import dataclasses
+
+    import common        # imported here: it loads NumPy, which the families' timings leave to odekit
+
+    wall = common.QUICK_TIMING if quick else common.Timing()
+    short = _problem(odekit, "kepler").with_span((0.0, H))
+    integ = odekit.Integrator(_problem(odekit, "kepler").with_span((0.0, 1e12)), "rk4", h=H, backend=backend)
+    calls = {"dp54_solve": lambda: odekit.solve(short, "dp54", backend=backend),
+             "rk4_solve": lambda: odekit.solve(short, "rk4", h=H, backend=backend),
+             "integrator_step": integ.step}
+    result = {"backend": integ.backend, "repeats": wall.repeats}
+    for name, call in calls.items():
+        result[f"{name}_s"] = common.per_call(call, wall)[0]
+        result[f"{name}_cpu_s"] = common.per_call(call, dataclasses.replace(wall, clock=time.process_time))[0]
+    return result
+
+
+# --- in the parent (which imports common in its functions) ----------------------------------
+
+def fresh_copy(folder):
+    """A copy of the importable odekit in ``folder``: its bytecode compiled, its kernel cache empty."""
+    package = pathlib.Path(importlib.util.find_spec("odekit").origin).parent
+    copy = folder / "src" / "odekit"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(copy, quiet=1)
+    (folder / "numba_cache").mkdir()
+    return copy
+
+
+def _children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(folder, argv):
+    """Run ``python argv`` on the copy in ``folder``: its wall and CPU seconds, and its stdout."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(folder / "numba_cache"),
+               PYTHONPATH=os.pathsep.join([str(folder / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    start = time.perf_counter(), _children_cpu()
+    done = subprocess.run([sys.executable, *argv], env=env, cwd=folder, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    times = _elapsed("process", start, (time.perf_counter(), _children_cpu()))
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:4])} failed:\n{done.stderr[-2000:]}")
+    return times, done.stdout
+
+
+def run_child(folder, task, backend, quick):
+    times, out = run(folder, [__file__, CHILD, task, backend] + ["--quick"] * quick)
+    result = json.loads(out.splitlines()[-1])
+    if not pathlib.Path(result["odekit"]).is_relative_to(folder):
+        raise RuntimeError(f"the child imported {result['odekit']}, not the copy in {folder}")
+    return dict(result, **times)
+
+
+def cold_and_warm(task, backend, quick, tmp):
+    """``{"cold": ..., "warm": ...}``: ``task`` run twice on its own fresh copy."""
+    folder = pathlib.Path(tempfile.mkdtemp(prefix=f"{task}-", dir=tmp))
+    fresh_copy(folder)
+    if task == "shootout":
+        argv = ["-m", "odekit.cli", *SHOOTOUT, *(QUICK_SHOOTOUT if quick else ["--report", str(folder / "report")])]
+        return {phase: run(folder, argv)[0] for phase in ("cold", "warm")}
+    return {phase: run_child(folder, task, backend, quick) for phase in ("cold", "warm")}
+
+
+def tasks(quick):
+    """The families measured (--quick: the first alone) and the shootout."""
+    return [*list(FAMILIES)[:1 if quick else None], "shootout"]
+
+
+def measure(backend, quick, tmp):
+    report = {}
+    for task in tasks(quick):
+        report[task] = cold_and_warm(task, backend, quick, tmp)
+        print(f"  {task} done", flush=True)
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="fixed-", dir=tmp))
+    fresh_copy(folder)
+    report["fixed"] = run_child(folder, "fixed", backend, quick)
+    return report
+
+
+def print_report(report, quick):
+    import common
+
+    def seconds(r, name):
+        return [f"{r[key]:.2f}" if key in r else "-" for key in (f"{name}_s", f"{name}_cpu_s")]
+
+    rows, ratios = [], {}
+    for task in tasks(quick):
+        what = f"{FAMILIES[task][0]} on {FAMILIES[task][1]}" if task in FAMILIES else " ".join(SHOOTOUT[:2])
+        for phase in ("cold", "warm"):
+            r = report[task][phase]
+            wall, cpu = zip(seconds(r, "import"), seconds(r, "first_solve"), seconds(r, "process"))
+            rows.append((task if phase == "cold" else "", what if phase == "cold" else "", phase, *wall, *cpu))
+        key = "first_solve_cpu_s" if task in FAMILIES else "process_cpu_s"
+        ratios[f"{task}, {'first solve' if task in FAMILIES else 'process'}"] = (report[task]["cold"][key]
+                                                                                / report[task]["warm"][key])
+    print("\nSeconds, each run a fresh process: `import odekit`, the first solve, the whole process")
+    common.print_table(("", "first solve of", "", "wall: import", "solve", "process", "CPU: import", "solve",
+                        "process"), rows, "lll" + "r" * 6)
+    fixed = report["fixed"]
+    print(f"\nFixed costs, warm (best of {fixed['repeats']} timeit-style batches; {fixed['backend']} backend)")
+    common.print_table(("", "wall us", "CPU us"), [
+        (label, f"{fixed[name + '_s'] * 1e6:.1f}", f"{fixed[name + '_cpu_s'] * 1e6:.1f}") for label, name in (
+            ("odekit.solve(kepler over one step, 'dp54')", "dp54_solve"),
+            (f"odekit.solve(kepler over one step, 'rk4', h={H})", "rk4_solve"),
+            (f"Integrator(kepler, 'rk4', h={H}).step()", "integrator_step"))])
+    common.print_ratios("cold / warm CPU time: the first time on a machine against every later time", ratios)
+
+
+def unmeasured_families():
+    """Registered families that FAMILIES lacks (a new family should be added to it)."""
+    import odekit
+
+    return sorted({getattr(m.family, "name", m.family) for m in odekit.methods()} - set(FAMILIES))
+
+
+def main(argv=None):
+    import common
+
+    options = common.parser(__doc__).parse_args(argv)
+    backend = "python" if options.quick else "numba"
+    report = {"machine": common.machine(), "quick": options.quick, "backend": backend}
+    common.print_header("odekit start-up benchmark: first solves with an empty Numba cache and a warm one",
+                        report["machine"], options.quick)
+    with tempfile.TemporaryDirectory(prefix="odekit-startup-") as tmp:
+        report.update(measure(backend, options.quick, pathlib.Path(tmp)))
+    print_report(report, options.quick)
+    missing = unmeasured_families()
+    if missing:
+        print(f"\nnote: families not measured (add them to FAMILIES): {', '.join(missing)}")
+    common.write_json(options.json, report)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == [CHILD]:         # run by run_child: nothing imported before its timings
+        child(*sys.argv[2:4], quick="--quick" in sys.argv)
+    else:
+        main()

@@ -1,0 +1,182 @@
+"""What the benchmarks share: the options, the machine header, the timers, the stiff problems, the tables.
+
+Each benchmark is a script, ``python benchmarks/bench_x.py``; Python puts the
+script's folder on ``sys.path``, so ``import common`` finds this module and
+``import odekit`` finds the installed package (or ``PYTHONPATH=src``).
+
+Every script takes ``--quick``: tiny sizes and single timings, a few seconds
+in all, that still compute every ratio and print every table.
+``tests/test_benchmarks.py`` runs each that way, so a benchmark that rots
+fails the tests.  Its figures mean nothing; only the full runs are measured.
+"""
+
+import argparse
+import datetime
+import gc
+import importlib.metadata
+import json
+import math
+import os
+import pathlib
+import platform
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+RATIOS = "ratios:"          # heads every ratio table; tests/test_benchmarks.py looks for it
+
+
+# --- options and the header ---------------------------------------------------------------
+
+def parser(doc):
+    """The script's argument parser, with ``--quick`` and ``--json PATH``."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--quick", action="store_true",
+                   help="tiny sizes, a few seconds: checks that the script runs; its figures mean nothing")
+    p.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
+    return p
+
+
+def write_json(path, report):
+    if path:
+        pathlib.Path(path).write_text(json.dumps(report, indent=2) + "\n")
+        print(f"\nwrote {path}")
+
+
+def machine():
+    """The CPU, core counts, system, versions and date, for the header and the JSON."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    versions = {}
+    for package in ("numpy", "scipy", "numba", "odekit"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return {"cpu": cpu, "cores": os.cpu_count(),
+            "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "platform": platform.platform(), "python": platform.python_version(), **versions,
+            "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}
+
+
+def print_header(title, m, quick=False):
+    print(title + ("  [--quick: tiny sizes, figures meaningless]" if quick else ""))
+    print(f"  CPU      {m['cpu']}  ({m['cores']} cores, {m['usable_cores']} usable)")
+    print(f"  system   {m['platform']}")
+    print(f"  versions Python {m['python']}, NumPy {m['numpy']}, SciPy {m['scipy']}, "
+          f"Numba {m['numba']}, odekit {m['odekit']}")
+    print(f"  date     {m['date']}", flush=True)
+
+
+# --- timers -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Timing:
+    """How hard the timers try: the best of ``repeats``, short calls in batches of ``batch_seconds``.
+
+    ``clock`` is wall time; ``time.process_time`` (this process's CPU time)
+    is steadier on a machine shared with other work.
+    """
+
+    repeats: int = 5
+    batch_seconds: float = 0.2
+    clock: object = time.perf_counter
+
+
+QUICK_TIMING = Timing(repeats=1, batch_seconds=0.0)
+
+
+def best_of(fn, timing=Timing()):
+    """``(best wall time in s, result of the last call)`` over ``timing.repeats`` calls, GC off."""
+    best, result = math.inf, None
+    for _ in range(timing.repeats):
+        gc.collect()
+        gc.disable()
+        try:
+            start = timing.clock()
+            result = fn()
+            best = min(best, timing.clock() - start)
+        finally:
+            gc.enable()
+    return best, result
+
+
+def per_call(fn, timing=Timing()):
+    """``(best time per call in s, result)``, timeit-style: ``timing.repeats`` batches of back-to-back calls.
+
+    Short calls (a fraction of a millisecond) are timed in batches lasting
+    about ``timing.batch_seconds``, with garbage collection off, as
+    ``timeit`` does: timing one call right after a collection would charge
+    it for the caches the collector emptied.
+    """
+    result = fn()
+    start = timing.clock()
+    fn()
+    number = max(1, int(timing.batch_seconds / max(timing.clock() - start, 1e-9)))
+    best = math.inf
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(timing.repeats):
+            start = timing.clock()
+            for _ in range(number):
+                fn()
+            best = min(best, (timing.clock() - start) / number)
+    finally:
+        gc.enable()
+    return best, result
+
+
+# --- the small stiff problems of bench_stiff and bench_floor ---------------------------------
+
+def stiff_problems(rtol=1e-6, quick=False):
+    """``(label, problem, atol, published reference or None)``: Robertson, Van der Pol, HIRES.
+
+    Each atol is the one for rtol 1e-6, scaled by ``rtol / 1e-6``.  ``quick``:
+    Robertson alone, to t = 100.
+    """
+    from odekit import problems
+
+    scale = rtol / 1e-6
+    if quick:
+        return [("Robertson, t to 100", problems.robertson().with_span((0.0, 100.0)), 1e-10 * scale, None)]
+    return [
+        ("Robertson, t to 1e11", problems.robertson().with_span((0.0, 1e11)), 1e-10 * scale, None),
+        ("Van der Pol mu=1000, t to 3000", problems.van_der_pol(mu=1000.0, t_end=3000.0), 1e-6 * scale, None),
+        ("HIRES, t to 321.8122", problems.hires(), 1e-10 * scale, np.array(problems.HIRES_REFERENCE)),
+    ]
+
+
+# --- tables -------------------------------------------------------------------------------
+
+def print_table(header, rows, align=None, indent="  "):
+    """Print ``rows`` of cells under ``header`` in aligned columns.
+
+    ``align`` has one letter per column, ``l`` or ``r`` (default: the first
+    column left, the others right).  A row that is a plain string (a note,
+    such as ``"odekit bdf  skipped: ..."``) is printed as it is.
+    """
+    align = align or "l" + "r" * (len(header) - 1)
+    table = [tuple(str(cell) for cell in row) for row in rows if not isinstance(row, str)]
+    widths = [max(len(row[i]) for row in [tuple(header), *table]) for i in range(len(header))]
+    for row in [header, *rows]:
+        if isinstance(row, str):
+            print(indent + row)
+            continue
+        cells = (str(c).ljust(w) if a == "l" else str(c).rjust(w) for c, w, a in zip(row, widths, align))
+        print((indent + "  ".join(cells)).rstrip())
+
+
+def print_ratios(title, ratios):
+    """The table a benchmark exists for: ``name  value x`` for each ratio in ``ratios``, a dict."""
+    print(f"\n{RATIOS} {title}")
+    print_table(("", "ratio"), [(name, f"{value:.3g}x") for name, value in ratios.items()])
+    sys.stdout.flush()

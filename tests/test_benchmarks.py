@@ -1,0 +1,67 @@
+"""Every benchmark still runs: its ``--quick`` mode exits 0 and prints its ratio tables.
+
+Nothing else runs the benchmarks, and a benchmark nobody runs rots (as
+torchdiffeq's shootout script did).  Each script runs as a user runs it,
+``python benchmarks/bench_x.py --quick``, in its own process, on the odekit
+these tests import.  Its figures are not checked -- at tiny sizes they mean
+nothing -- but every ratio must be a finite positive number: a ratio that
+came out ``nan`` or ``inf`` is a broken measurement.  A peer that is not
+installed (a C compiler, SciPy) is skipped by the script with a note and its
+ratios left out, so the tables need not be complete.
+"""
+
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import odekit
+
+BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+SCRIPTS = sorted(BENCHMARKS.glob("bench_*.py"))
+RATIOS = "ratios:"      # benchmarks/common.py's RATIOS: the first line of every ratio table
+
+
+def ratio_tables(out):
+    """``{title: {name: ratio}}`` of every ratio table printed in ``out``.
+
+    A table is the line ``ratios: TITLE``, a header, then lines
+    ``  NAME  VALUEx``, up to the first line that is not indented.
+    """
+    tables, current = {}, None
+    for line in out.splitlines():
+        if line.startswith(RATIOS):
+            current = tables.setdefault(line[len(RATIOS):].strip(), {})
+        elif current is not None and line.startswith("  "):
+            name, _, value = line.strip().rpartition(" ")
+            if value.endswith("x"):
+                current[name.strip()] = float(value[:-1])
+        else:
+            current = None
+    return tables
+
+
+def test_scripts_are_found():
+    assert {"bench_core.py", "bench_stiff.py", "bench_startup.py"} <= {s.name for s in SCRIPTS}
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.stem)
+def test_quick_mode_runs_and_prints_finite_ratios(script, tmp_path):
+    pytest.importorskip("scipy", reason="the benchmarks compare against SciPy")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(pathlib.Path(odekit.__file__).parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    figures = tmp_path / "figures.json"
+    done = subprocess.run([sys.executable, str(script), "--quick", "--json", str(figures)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(figures.read_text())["quick"] is True
+    tables = ratio_tables(done.stdout)
+    assert tables, f"{script.name} printed no ratio table:\n{done.stdout[-3000:]}"
+    for title, ratios in tables.items():
+        assert ratios, f"ratio table {title!r} of {script.name} is empty"
+        bad = {name: value for name, value in ratios.items() if not (math.isfinite(value) and value > 0)}
+        assert not bad, f"{script.name}, {title!r}: ratios not finite and positive: {bad}"
