@@ -40,10 +40,8 @@ from numba.experimental import function_type
 from numba.extending import intrinsic, overload, register_jitable
 
 from . import COMPILED_AS, JITABLE, borrowed
+from .. import families  # noqa: F401  (imports every family's stepper, so their decorators have run)
 from .. import kernels as kernels_package
-# Import every kernel module so that their decorators have run.
-from . import (bdf, control, dense, driver, evaluation, explicit_rk, implicit_rk, radau, rosenbrock,  # noqa: F401
-               splitting)
 
 OPTIONS = {"error_model": "numpy"}
 
