@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from .families import FAMILIES, family_of
+from .formatting import text_table
 
 
 @dataclass(frozen=True)
@@ -211,11 +212,7 @@ class MethodTable(tuple):
                    "yes" if m.needs_velocity_independent else "", ", ".join(m.aliases))
 
     def __str__(self):
-        rows = [self.COLUMNS] + list(self.rows())
-        widths = [max(len(r[i]) for r in rows) for i in range(len(self.COLUMNS))]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
+        return text_table(self.rows(), self.COLUMNS)
 
     def __repr__(self):
         return str(self)

@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from . import analysis, problems
+from .formatting import text_table
 from .registry import method as lookup_method
 from .problems import problem as zoo_problem
 from .registry import CLASSIC as DEFAULT_METHODS
@@ -93,15 +94,11 @@ class ShootoutResult:
 
     def __str__(self):
         cols = self.columns
-        cells = [[format_cell(row.get(c)) for c in cols] for row in self.rows]
-        widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(cols)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip(),
-                 "  ".join("-" * w for w in widths)]
-        lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in cells]
+        table = text_table([[format_cell(row.get(c)) for c in cols] for row in self.rows], cols)
         t0, t1 = self.problem.t_span
         head = (f"shootout: {self.problem.name}, t = {t0:g} .. {t1:g}, "
                 f"{self.budget:g} derivative evaluations per unit time for every method")
-        return head + "\n" + "\n".join(lines)
+        return head + "\n" + table
 
     def plot(self, path=None):
         """Trajectories, energy error against time and the errors at a glance."""

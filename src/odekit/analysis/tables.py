@@ -9,6 +9,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..formatting import text_table
 from ..registry import method as _lookup
 
 
@@ -93,16 +94,9 @@ class _Table:
     def _table_text(self):
         cols = self.columns()
         formats = self._row_type.FORMATS
-        cells = [cols] + [[_fmt(getattr(r, c), formats.get(c, "{:.4g}")) for c in cols] for r in self.rows]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
-        numeric = [i for i, c in enumerate(cols) if c not in ("method", "control", "success")]
-        lines = []
-        for k, row in enumerate(cells):
-            parts = [cell.rjust(w) if (i in numeric and k) else cell.ljust(w)
-                     for i, (cell, w) in enumerate(zip(row, widths))]
-            lines.append("  ".join(parts).rstrip())
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
+        cells = [[_fmt(getattr(r, c), formats.get(c, "{:.4g}")) for c in cols] for r in self.rows]
+        numeric = {i for i, c in enumerate(cols) if c not in ("method", "control", "success")}
+        return text_table(cells, cols, right=numeric)
 
     def __str__(self):
         return f"{self.title}\n{self._table_text()}"

@@ -31,6 +31,7 @@ import warnings
 import numpy as np
 
 from .. import backend as _backend
+from ..formatting import text_table
 from ..registry import method as _lookup, methods as _methods
 from ..problem import ODEProblem, SecondOrderProblem
 from .stability import (is_explicit_tableau, is_splitting, max_stable_step, oscillator_step_matrix,
@@ -153,10 +154,9 @@ class StiffnessEstimate:
         if self.omega is not None:
             lines.append(f"  omega = {self.omega:.4g} (the frequency that limits splitting methods)")
         lines.append("  largest stable fixed step:")
-        width = max((len(n) for n in self.limits), default=0)
-        for name, h in self.limits.items():
-            text = "any" if h == math.inf else "none (unstable at every step)" if h == 0 else f"{h:.4g}"
-            lines.append(f"    {name:<{width}}  {text}")
+        steps = [(name, "any" if h == math.inf else "none (unstable at every step)" if h == 0 else f"{h:.4g}")
+                 for name, h in self.limits.items()]
+        lines += text_table(steps, indent="    ").splitlines()
         return "\n".join(lines)
 
 
