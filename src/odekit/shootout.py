@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from . import analysis, problems
+from .analysis.reference import Reference
 from .formatting import text_table
 from .registry import method as lookup_method
 from .problems import problem as zoo_problem
@@ -154,7 +155,7 @@ def shootout(problem="kepler", methods=None, budget=1000, t_end=None, *, backend
                              f"accepted: budget >= {m.evaluations_per_step / span:g}")
     runs = len(chosen) + (prob.exact is None)
     report = progress if progress is not None else (lambda done, total, label: None)
-    reference = _Reference(prob, backend, _within(report, 0, runs, "reference"))
+    reference = _reference(prob, backend, _within(report, 0, runs, "reference"))
     if prob.exact is None:
         report(1, runs, "reference")
     rows, solutions = [], {}
@@ -246,32 +247,23 @@ def _methods(prob, methods):
     return chosen
 
 
-class _Reference:
-    """The exact solution, or a tight dp54 solve when there is none."""
-
-    def __init__(self, prob, backend="auto", progress=None):
-        self.prob = prob
-        self.dense = None
-        if prob.exact is None:
-            self.dense = solve(prob, "dp54", rtol=1e-12, atol=1e-14, dense_output=True, backend=backend,
-                               progress=progress)
-            if not self.dense.success:
-                raise RuntimeError(f"the reference solution of {prob.name!r} failed: {self.dense.message}")
-
-    def positions(self, t):
-        """The reference positions (second-order problems) or states at times ``t``."""
-        if self.dense is not None:
-            states = self.dense(t)
-            return states[:, 0] if self.prob.second_order else states
-        values = [self.prob.exact(ti) for ti in t]
-        return np.array([v[0] for v in values]) if self.prob.second_order else np.array(values)
+def _reference(prob, backend, progress):
+    """The exact solution, or else a dense dp54 run at rtol 1e-12, atol 1e-14, made before the runs."""
+    if prob.exact is not None:
+        return Reference(prob, "exact")
+    dense = solve(prob, "dp54", rtol=1e-12, atol=1e-14, dense_output=True, backend=backend, progress=progress)
+    if not dense.success:
+        raise RuntimeError(f"the reference solution of {prob.name!r} failed: {dense.message}")
+    return Reference(prob, dense)
 
 
 def _measure(sol, m, h, reference):
     prob = sol.problem
     picks = np.unique(np.linspace(0, len(sol.t) - 1, SAMPLES).astype(int))
-    computed = sol.x[picks] if prob.second_order else sol.y[picks]
-    error = float(np.max(np.abs(computed - reference.positions(sol.t[picks])))) if sol.success else math.nan
+    error = math.nan
+    if sol.success:
+        deviation = sol.y[picks] - reference.states(sol.t[picks], sol.y.shape[1:])
+        error = float(np.max(np.abs(deviation[:, 0] if prob.second_order else deviation)))
     row = {"method": m.name, "h": h, "steps": sol.stats.naccepted, "nfev": sol.stats.nfev, "error": error}
     row.update(_drifts(sol))
     for name, quantity in QUANTITIES.get(prob.name, {}).items():

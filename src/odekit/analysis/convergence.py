@@ -13,13 +13,10 @@ from ..problem import ODEProblem, SecondOrderProblem
 from ..solve import solve
 from ..theory.fitting import OrderFit, _positive_array, fit_order
 from .drift import invariant_values
+from .reference import REFERENCE, Reference  # noqa: F401  (REFERENCE: the default run, documented here)
 from .tables import (
     ConvergenceResult, ConvergenceRow, OrderRow, OrderTable, WorkPrecisionResult, WorkPrecisionRow,
 )
-
-#: Solver options of the reference run used when a problem has no exact solution.
-REFERENCE = {"method": "dp54", "rtol": 1e-13, "atol": 1e-13}
-
 
 # =====================================================================================
 # Argument handling shared by convergence and work_precision
@@ -98,80 +95,6 @@ def _check_invariant(problem, invariant):
         raise ValueError(f"invariant={invariant!r} is not an invariant of problem {problem.name!r}; "
                          f"it has: {have}")
     return invariant
-
-
-class _Reference:
-    """The true solution at the output times of a set of runs.
-
-    ``reference`` is None (``problem.exact`` if there is one, else a run with
-    :data:`REFERENCE`), ``"exact"``, a mapping of :func:`solve` options
-    (``method``, ``rtol``, ``atol``, ``h`` ...) for the reference run, or a
-    callable ``ref(t)`` returning the state (a dense :class:`Solution` is one).
-    """
-
-    def __init__(self, problem, reference, backend):
-        self.problem = problem
-        self.backend = backend
-        self.options = None
-        self.function = None
-        if reference is None:
-            reference = "exact" if problem.exact is not None else {}
-        if isinstance(reference, str):
-            if reference != "exact":
-                raise ValueError(f"reference must be None, 'exact', a mapping of solve() options or a callable "
-                                 f"ref(t) -> state, got {reference!r}")
-            if problem.exact is None:
-                raise ValueError(f"reference='exact' but problem {problem.name!r} has no exact solution; "
-                                 "leave reference=None for a tight reference run")
-            self.function, self.label = problem.exact, "exact"
-        elif isinstance(reference, Mapping):
-            self.options = dict(REFERENCE)
-            self.options.update(reference)
-            self.label = "reference " + ", ".join(
-                f"{k}={_lookup(v).name if k == 'method' else v}" for k, v in self.options.items())
-        elif callable(reference):
-            self.function, self.label = reference, "user reference"
-        else:
-            raise TypeError(f"reference must be None, 'exact', a mapping of solve() options or a callable "
-                            f"ref(t) -> state, got {type(reference).__name__}")
-        self._cache = {}
-
-    def prepare(self, solutions):
-        """Compute the reference run at the union of all output times (if one is needed)."""
-        if self.options is None:
-            return
-        ts = [s.t for s in solutions if len(s.t)]
-        direction = 1.0 if self.problem.t_span[1] > self.problem.t_span[0] else -1.0
-        union = np.unique(np.concatenate(ts)) if ts else np.array([self.problem.t_span[0]])
-        if direction < 0:
-            union = union[::-1]
-        options = {k: v for k, v in self.options.items() if k != "method"}
-        options.setdefault("backend", self.backend)
-        ref = solve(self.problem, self.options["method"], t_eval=union, **options)
-        if not ref.success:
-            raise RuntimeError(f"the reference run ({self.label}) failed: {ref.message}; "
-                               "pass reference={...} with other solve() options, e.g. an implicit method for a "
-                               "stiff problem")
-        self._cache.update(zip(ref.t.tolist(), ref.y))
-
-    def states(self, t, shape):
-        """The reference state at each time in ``t``, shaped ``(len(t), *shape)``."""
-        out = np.empty((len(t),) + tuple(shape), dtype=complex if self.problem.initial_state().dtype.kind == "c"
-                       else float)
-        for i, ti in enumerate(t.tolist()):
-            value = self._cache.get(ti)
-            if value is None:
-                if self.function is None:
-                    raise RuntimeError(f"no reference value at t={ti!r}")  # pragma: no cover
-                value = np.asarray(self.function(ti))
-                try:
-                    value = value.reshape(shape)
-                except ValueError:
-                    raise ValueError(f"the reference returned {value.size} values at t={ti!r}; the state has "
-                                     f"shape {tuple(shape)}") from None
-                self._cache[ti] = value
-            out[i] = value
-        return out
 
 
 def _errors(sol, ref):
@@ -285,7 +208,7 @@ def convergence(problem, methods, hs, *, reference=None, invariant=None, backend
     ms = _methods(methods)
     steps = _per_method("hs", hs, ms, minimum=2)
     invariant = _check_invariant(problem, invariant)
-    ref = _Reference(problem, reference, backend)
+    ref = Reference(problem, reference, backend)
 
     runs = []
     total = sum(len(steps[m.name]) for m in ms)
@@ -436,7 +359,7 @@ def work_precision(problem, methods, steps_or_tolerances=None, *, hs=None, toler
     idle = [m.name for m in ms if m.name not in fixed and m.name not in adaptive]
     if idle:
         raise ValueError(f"methods {idle} get neither a step in hs nor a tolerance in tolerances")
-    ref = _Reference(problem, reference, backend)
+    ref = Reference(problem, reference, backend)
 
     configs = []
     for m in ms:
