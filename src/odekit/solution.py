@@ -218,9 +218,10 @@ def invariant_values(solution, name):
     ``vectorized=True`` -- so that ``y[0]``, ``x[1]`` ... are component
     histories.  The result is used only if it has shape ``(m,)`` and agrees
     with the one-point-at-a-time evaluation at five sample times; otherwise
-    (or if the call raises) every point is evaluated in a Python loop.  On a
-    60,000-point trajectory the vectorised call takes about 2 ms against
-    0.04-0.2 s for the loop (measured; the loop costs 0.6-3 us a point).
+    (or if the call raises) every point is evaluated in a Python loop.  The
+    vectorised call is one pass of NumPy over the trajectory, where the loop
+    pays a Python call per point: on a long trajectory, orders of magnitude
+    more.
 
     Raises
     ------

@@ -9,8 +9,8 @@ are objects with the same verbs, which those primitives hand the work to
 when they run as plain Python -- so the kernels solve a 25,000-unknown
 cloth with the very code that solves a 3-species reaction, and never know
 which.  Sparse systems run on the Python backend: a sparse factorisation or
-a Krylov solve costs milliseconds, next to which the Python of a step
-(tens of microseconds) does not show.
+a Krylov solve costs orders of magnitude more than the Python around a step,
+which therefore does not show.
 
 Solvers (``linear_solver`` of :func:`odekit.solve`):
 
@@ -31,11 +31,12 @@ that it stays close to symmetric), or with ``preconditioner="jacobi"`` by the
 diagonal, which keeps memory at ``O(nnz)``.  ILU costs a factorisation per
 Newton matrix but few iterations, whatever the stiffness; the diagonal of a
 cloth is nearly uniform, so Jacobi helps little and its iterations grow with
-the springs' stiffness.  Measured on ``problems.cloth``, 0.25 s at h = 1/60:
-with the default springs Jacobi-CG was 10-20 % faster than ILU-CG (n = 64:
-3.3 s against 3.6 s); with ``k_stretch=1e5`` ILU-CG was 3-4.5x faster (n = 64:
-3.0 s against 13.8 s) and faster than sparse LU (5.3 s).  An ILU that meets a
-zero pivot falls back to the diagonal.
+the springs' stiffness.  So on ``problems.cloth`` Jacobi-CG is a little
+faster with the default springs, having no factorisation to build, while
+with stiff ones (``k_stretch=1e5``) ILU-CG is several times faster, and
+faster than sparse LU: ILU is the default because it degrades least
+(benchmarks/README.md, ``bench_cloth.py``, has the figures).  An ILU that
+meets a zero pivot falls back to the diagonal.
 
 An inexact linear solve slows Newton's convergence but not its limit; for
 the one-solve ``linearized_euler`` the Krylov tolerance is part of the step's

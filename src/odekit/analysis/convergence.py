@@ -169,7 +169,8 @@ def convergence(problem, methods, hs, *, reference=None, invariant=None, backend
         Name of an invariant of ``problem`` whose error order is measured.
     backend : {"auto", "numba", "python"}
         Passed to :func:`odekit.solve`.  ``"python"`` starts faster for short
-        runs; ``"auto"`` compiles (about 0.5 s per kernel and right-hand side).
+        runs; ``"auto"`` first compiles the kernels for the problem's
+        right-hand side, which pays off only on longer runs.
     rtol, atol : float
         Newton tolerances of implicit methods (with fixed steps they do not
         control the step).  Tight by default so that the truncation error,

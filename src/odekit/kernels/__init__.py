@@ -28,13 +28,15 @@ Two decorators mark how a function takes part in compilation:
 Why LLVM inlines the helpers: a call of a compiled helper passes each array
 as nine machine words and costs a call to the reference-count functions for
 each array argument on entry and exit (which return at once for borrowed
-arrays, but are calls all the same).  On a system of three equations that
-overhead was a quarter of a stiff solver's time per step; inlined, it is
-gone, and the loop takes 15-25% longer to compile.
+arrays, but are calls all the same).  On a small system that overhead was
+a large share of a stiff solver's time per step (benchmarks/README.md gives
+the step times before and after); inlined, it is gone, for a somewhat longer
+compilation of the loop.
 
-Inlining everything in Numba's IR made each family's loop take up to a
-minute to compile; as marked, a loop compiles in a few seconds (once, then
-it is cached on disk).
+Inlining everything in Numba's IR made each family's loop many times slower
+to compile; as marked, only the helpers where it shows are inlined so, and a
+loop compiles once and is then cached on disk (``bench_startup.py`` measures
+each family's first compile).
 """
 
 JITABLE = []

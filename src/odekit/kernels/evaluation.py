@@ -88,9 +88,9 @@ def store(W, dst, start, value):
     How every adapter hands a returned array (or scalar) to the kernels.
     The compiled loop avoids Numba's broadcasting slice assignment, whose
     error-message machinery costs seconds of compilation per user function;
-    it indexes ``r.flat`` (in C order, as ``ravel``), which for a returned
-    vector of three took 27 ns per evaluation against 40 ns iterating
-    over ``r.flat``.
+    it indexes ``r.flat`` (in C order, as ``ravel``), which was faster than
+    iterating over ``r.flat``: the copy runs once per evaluation, so on a
+    small system it is a visible part of the evaluation's cost.
     """
     r = np.asarray(value)
     if r.size != W.shape[1] - start:

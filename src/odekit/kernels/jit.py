@@ -140,10 +140,10 @@ except AttributeError:  # pragma: no cover - a Numba without these internals: co
 
 # --- first-class functions that cost nothing to pass ---------------------------------------
 # Passing a dispatcher from Python as a first-class function makes Numba look up
-# its compile result and two machine addresses on every call -- about 50 us per
-# function, 0.2 ms per kernel call: too much for an Integrator stepped once per
-# frame.  odekit's own functions each have a single signature, so their
-# addresses are computed once, in a FirstClass object, and a table answers
+# its compile result and two machine addresses on every call, for every function
+# passed: far more than the steps of a frame cost, too much for an Integrator
+# stepped once per frame.  odekit's own functions each have a single signature,
+# so their addresses are computed once, in a FirstClass object, and a table answers
 # Numba's two questions (the call-convention and the C-wrapper address).
 # Anything not in the table goes to Numba's own lookup unchanged.
 

@@ -89,7 +89,7 @@ def combine(W, out, base, h, C, row, first, m):
     weights a row of the method's coefficient matrix; ``base < 0`` leaves the
     base term out (an error estimate).  ``out`` may be ``base`` but not a
     stage.  Zero weights are multiplied, not skipped (a branch per term cost
-    15% of a Dormand--Prince step): an inf or nan in any stage shows.
+    more than the multiplications it saved): an inf or nan in any stage shows.
     """
     # term by term, in the compiled loop's order: an error estimate is a
     # cancellation, and a different rounding changes an adaptive run's steps
