@@ -23,12 +23,11 @@ class Reference:
         with :data:`REFERENCE`.  ``"exact"``: ``problem.exact``.  A mapping
         of :func:`odekit.solve` options (``method``, ``rtol``, ``atol``,
         ``h`` ...) updates :data:`REFERENCE` for the reference run, which
-        :meth:`prepare` makes at every output time of the runs: no
-        interpolation error, and no run at all when the problem has an
-        exact solution.  A callable ``ref(t)`` returns the state at ``t``;
-        a dense :class:`Solution` is one (the shootout passes its own,
-        made before its runs so that its progress can count it), and is
-        evaluated at all of a run's times in one call.
+        :meth:`prepare` makes after the runs, at all their output times.  A
+        callable ``ref(t)`` returns the state at ``t``; a dense
+        :class:`Solution` is one (the shootout passes its own, made before
+        its runs so that its progress counts it), and is evaluated at all of
+        a run's times in one call.
     backend : {"auto", "numba", "python"}
         Of the reference run, unless the mapping names one.
 
