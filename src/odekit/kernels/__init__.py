@@ -34,9 +34,9 @@ the step times before and after); inlined, it is gone, for a somewhat longer
 compilation of the loop.
 
 Inlining everything in Numba's IR made each family's loop many times slower
-to compile; as marked, only the helpers where it shows are inlined so, and a
-loop compiles once and is then cached on disk (``bench_startup.py`` measures
-each family's first compile).
+to compile; as marked, only the helpers where it shows in a benchmark are
+inlined there, and a loop compiles once and is then cached on disk
+(``bench_startup.py`` measures each family's first compile).
 """
 
 JITABLE = []

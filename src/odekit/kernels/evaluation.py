@@ -87,7 +87,7 @@ def store(W, dst, start, value):
 
     How every adapter hands a returned array (or scalar) to the kernels.
     The compiled loop avoids Numba's broadcasting slice assignment, whose
-    error-message machinery costs seconds of compilation per user function;
+    error-message machinery lengthens the compilation of every user function;
     it indexes ``r.flat`` (in C order, as ``ravel``), which was faster than
     iterating over ``r.flat``: the copy runs once per evaluation, so on a
     small system it is a visible part of the evaluation's cost.
