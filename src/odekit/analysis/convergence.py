@@ -1,7 +1,6 @@
 """Measured order of convergence, and work against precision."""
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 import math
 import time
 
