@@ -25,18 +25,12 @@ import math
 
 import numpy as np
 
+from . import checks
 from .kernels.control import accept_factor, initial_step, reject_factor  # noqa: F401  (the formulas)
 from .kernels.layout import (
     C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HAS_JAC, C_HMAX, C_HMIN, C_HOLD,
     C_KIND, C_NEWTON, C_ORDER, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED, SELF,
 )
-
-
-def _positive(name, value, allow_inf=False):
-    value = float(value)
-    if not (value > 0 and (allow_inf or math.isfinite(value))):
-        raise ValueError(f"{name} must be a positive number, got {value!r}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -46,7 +40,7 @@ class FixedStep:
     h: float
 
     def __post_init__(self):
-        object.__setattr__(self, "h", _positive("h", self.h))
+        object.__setattr__(self, "h", checks.positive("h", self.h, "a positive finite step size"))
 
     kind = FIXED
 
@@ -82,17 +76,23 @@ class _Adaptive:
     h_max: float = math.inf
 
     def __post_init__(self):
-        if not 0 < self.safety <= 1:
-            raise ValueError(f"safety must be in (0, 1], got {self.safety!r}")
-        if not 0 < self.factor_min < 1:
-            raise ValueError(f"factor_min must be in (0, 1), got {self.factor_min!r}")
-        if not self.factor_max > 1:
-            raise ValueError(f"factor_max must be greater than 1, got {self.factor_max!r}")
-        if self.h0 is not None:
-            _positive("h0", self.h0)
-        if not self.h_min >= 0:
-            raise ValueError(f"h_min must be >= 0, got {self.h_min!r}")
-        _positive("h_max", self.h_max, allow_inf=True)
+        options = {
+            "safety": checks.real("safety", self.safety, "in (0, 1]", lambda x: 0 < x <= 1),
+            "factor_min": checks.real("factor_min", self.factor_min, "in (0, 1)", lambda x: 0 < x < 1),
+            "factor_max": checks.real("factor_max", self.factor_max, "greater than 1 and finite",
+                                      lambda x: 1 < x < math.inf),
+            "h0": None if self.h0 is None else checks.positive("h0", self.h0, "a positive finite number or None"),
+            "h_min": checks.real("h_min", self.h_min, ">= 0 and finite", lambda x: 0 <= x < math.inf),
+            "h_max": checks.real("h_max", self.h_max, "a positive number (inf: no limit)", lambda x: x > 0),
+        }
+        for beta in ("beta1", "beta2"):           # the PI gains of the subclasses that have them
+            if getattr(self, beta, None) is not None:
+                options[beta] = checks.real(beta, getattr(self, beta), "a finite real number or None")
+        if options["h_min"] > options["h_max"]:
+            raise ValueError(f"h_min={self.h_min!r} is larger than h_max={self.h_max!r}; "
+                             "accepted: h_min <= h_max")
+        for name, value in options.items():       # as floats: a NumPy scalar or an int is not kept
+            object.__setattr__(self, name, value)
 
 
 @dataclass(frozen=True)

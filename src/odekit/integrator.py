@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import backend as _backend, sparse as _sparse
+from . import backend as _backend, checks, sparse as _sparse
 from .controllers import FixedStep, MethodControl, PIController, StepDoubling
 from .kernels import layout as L
 from .kernels.interface import MethodData, Output, RunState, no_output
@@ -61,7 +61,8 @@ class Integrator:
     controller : FixedStep, PIController or StepDoubling, optional
         Full control of the step-size controller (instead of ``h``/``adaptive``).
     max_steps : int, optional
-        Stop with ``Status.MAX_STEPS`` after this many accepted steps.
+        Stop with ``Status.MAX_STEPS`` after this many accepted steps; any
+        number from ``2**62`` on means no limit, as ``None`` does.
     backend : {"auto", "numba", "python"}
         ``auto`` compiles the problem's functions when Numba can and falls
         back to Python (with a warning saying why) when it cannot.
@@ -114,7 +115,7 @@ class Integrator:
         t0, t1 = problem.t_span
         self._direction = 1.0 if t1 > t0 else -1.0
         self._fs[L.T] = self._fs[L.T0] = t0
-        self._ist[L.MAX_ACCEPT] = NO_LIMIT if max_steps is None else _count("max_steps", max_steps)
+        self._ist[L.MAX_ACCEPT] = NO_LIMIT if max_steps is None else _at_most_no_limit("max_steps", max_steps)
         self._kernels, code = _backend.prepare(problem, self.method.family, backend,
                                                   (self._method_data, self._scratch), self._first_evaluation)
         if code != L.SUCCESS:
@@ -182,9 +183,7 @@ class Integrator:
 
     @t.setter
     def t(self, value):
-        value = float(value)
-        if not math.isfinite(value):
-            raise ValueError(f"t must be finite, got {value!r}")
+        value = checks.real("t", value, "finite and real")
         self._fs[L.T] = self._fs[L.T0] = value
         self._ist[L.KSTEP] = 0
         self._invalidate()
@@ -234,12 +233,10 @@ class Integrator:
         return view
 
     def _write(self, where, value, name, shape):
-        value = np.asarray(value, dtype=self._y.dtype)
+        value = checks.fitting(name, value, self._y.dtype)
         if value.shape != shape:
             raise ValueError(f"{name} must have shape {shape}, got {value.shape}")
-        if not np.all(np.isfinite(value)):
-            raise ValueError(f"{name} must be finite")
-        self._y[where] = value.ravel()
+        self._y[where] = checks.finite_entries(name, value).ravel()
         self._invalidate()
 
     def _invalidate(self):
@@ -267,12 +264,14 @@ class Integrator:
     def step(self, n=1):
         """Take ``n`` accepted steps; return the new time.
 
+        Any ``n`` from ``2**62`` on means: step until a step fails.
+
         Raises
         ------
         IntegrationError
             If a step fails; the state stays at the last good step.
         """
-        self._advance(self._direction * math.inf, _count("n", n), _NoRecording)
+        self._advance(self._direction * math.inf, _at_most_no_limit("n", n), _NoRecording)
         return self.t
 
     def record_steps(self, n):
@@ -298,7 +297,8 @@ class Integrator:
             If a step fails; the state stays at the last good step, and the
             error's ``t`` and ``y`` hold the steps taken before it.
         """
-        recorder = _StepRecorder(self, _count("n", n))
+        recorder = _StepRecorder(self, checks.count("n", n, maximum=NO_LIMIT, accepted="a positive integer up to "
+                                                    "2**62 (every step is kept and returned)"))
         status, exc = self._run(self._direction * math.inf, n, recorder)
         t, y = recorder.result(self._ist)
         y = self.problem.unflatten(y)
@@ -310,10 +310,8 @@ class Integrator:
 
     def advance_to(self, t):
         """Integrate to time ``t`` exactly (the last step is shortened to land there)."""
-        t = float(t)
-        if not math.isfinite(t) or self._direction * (t - self.t) < 0:
-            raise ValueError(f"t must be finite and not behind the current time {self.t} "
-                             f"in the direction of integration, got {t!r}")
+        t = checks.real("t", t, f"a finite time not behind the current time {self.t} in the direction of "
+                        "integration", lambda x: math.isfinite(x) and self._direction * (x - self.t) >= 0)
         self._advance(t, NO_LIMIT, _NoRecording)
         return self.t
 
@@ -533,11 +531,9 @@ def _expected_steps(integ):
 
 
 def _check_t_eval(t_eval, t0, t1, direction):
-    t_eval = np.asarray(t_eval, dtype=float)
+    t_eval = checks.times("t_eval", t_eval)
     if t_eval.ndim != 1:
         raise ValueError(f"t_eval must be one-dimensional, got shape {t_eval.shape}")
-    if not np.all(np.isfinite(t_eval)):
-        raise ValueError("t_eval must be finite")
     lo, hi = min(t0, t1), max(t0, t1)
     outside = t_eval[(t_eval < lo) | (t_eval > hi)]
     if outside.size:
@@ -591,47 +587,25 @@ def _controller(method, h, adaptive, controller):
     raise ValueError(f"adaptive must be None, True, False or 'doubling', got {adaptive!r}")
 
 
-def _step_size(h):
-    try:
-        value = float(h)
-    except (TypeError, ValueError):
-        raise TypeError(f"h must be a number, got {type(h).__name__}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"h must be a positive finite step size, got {h!r}; "
-                         "the direction of integration follows t_span")
-    return value
+def _step_size(h, name="h"):
+    """A fixed step or first step: positive and finite (its sign follows ``t_span``)."""
+    return checks.positive(name, h, "a positive finite step size", "the direction of integration follows t_span")
 
 
-def _count(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+def _at_most_no_limit(name, n):
+    """A count of steps; from ``NO_LIMIT`` on, as good as unlimited (and kept within int64)."""
+    return min(checks.count(name, n), NO_LIMIT)
 
 
 def _tolerances(rtol, atol, n):
     tol = np.empty((2, n))
-    tol[0], tol[1] = _tolerance("rtol", rtol, n), _tolerance("atol", atol, n)
+    tol[0], tol[1] = checks.tolerance("rtol", rtol, n), checks.tolerance("atol", atol, n)
     floor = 100 * EPS
     if tol[0].min() < floor:
         warnings.warn(f"rtol below {floor:.1e} cannot be met in double precision; using {floor:.1e}",
                       stacklevel=_backend.caller_stacklevel())
         tol[0] = np.maximum(tol[0], floor)
     return tol
-
-
-def _tolerance(name, value, n):
-    """A checked tolerance: a positive number, or one per state component."""
-    if isinstance(value, (float, int)) and not isinstance(value, bool):   # the common case, checked cheaply
-        if value > 0 and math.isfinite(value):
-            return value
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim > 1 or (arr.ndim == 1 and arr.size != n):
-        raise ValueError(f"{name} must be a number or have one entry per state component ({n}), "
-                         f"got shape {arr.shape}")
-    if not np.all((arr > 0) & np.isfinite(arr)):
-        raise ValueError(f"{name} must be positive and finite, got {value!r}")
-    return arr
 
 
 def _scratch(method, y, problem, solver):

@@ -14,6 +14,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import checks
+
 NDF_KAPPA = (0, Fraction(-37, 200), Fraction(-1, 9), Fraction(-823, 10000), Fraction(-83, 2000), 0)
 
 
@@ -25,8 +27,7 @@ class BDFCoefficients:
     kappa: tuple = (0, 0, 0, 0, 0, 0)
 
     def __post_init__(self):
-        if not 1 <= self.max_order <= 5:
-            raise ValueError(f"max_order must be 1 to 5 (BDF6 and up are not zero-stable), got {self.max_order!r}")
+        checks.count("max_order", self.max_order, 1, 5, "1 to 5 (BDF6 and up are not zero-stable)")
         if len(self.kappa) != 6:
             raise ValueError("kappa needs one value per order 0..5")
         object.__setattr__(self, "kappa", tuple(Fraction(k) for k in self.kappa))

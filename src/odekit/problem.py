@@ -11,45 +11,12 @@ protocol for models that live in objects.
 
 from collections.abc import Mapping
 import copy
-import math
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 from scipy import sparse
 
-
-def _span(t_span):
-    try:
-        t0, t1 = (float(t) for t in t_span)
-    except (TypeError, ValueError):
-        raise ValueError(f"t_span must be a pair of numbers (t0, t_end), got {t_span!r}") from None
-    if not (math.isfinite(t0) and math.isfinite(t1)):
-        raise ValueError(f"t_span must be finite, got {t_span!r}")
-    if t0 == t1:
-        raise ValueError(f"t_span has zero length: t0 = t_end = {t0!r}; accepted: t_end != t0 "
-                         "(t_end < t0 integrates backward)")
-    return t0, t1
-
-
-def _state(name, value):
-    try:
-        array = np.array(value)
-    except Exception as exc:  # pragma: no cover - numpy's own message is kept
-        raise ValueError(f"{name} must be array-like numbers: {exc}") from None
-    if array.dtype.kind in "biuf":
-        array = array.astype(np.float64)
-    elif array.dtype.kind == "c":
-        array = array.astype(np.complex128)
-    else:
-        raise ValueError(f"{name} must hold real or complex numbers, got dtype {array.dtype}")
-    if array.size == 0:
-        raise ValueError(f"{name} is empty; accepted: at least one number")
-    bad = ~np.isfinite(array)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0]) if array.ndim else ()
-        raise ValueError(f"{name} must be finite, but {name}{list(where) if where else ''} = "
-                         f"{array[where] if where else array.item()!r}")
-    return array
+from . import checks
 
 
 def _args(args):
@@ -74,9 +41,13 @@ def _matrix(name, jac, n, dtype):
     if jac is None or callable(jac):
         return jac
     if sparse.issparse(jac):
+        if jac.dtype.kind == "c" and dtype.kind != "c":
+            raise ValueError(f"{name} is a complex scipy.sparse matrix, but the state is real; accepted: real "
+                             "entries (or a complex initial state)")
         jac = sparse.csr_matrix(jac, dtype=dtype)
     else:
-        jac = np.array(jac, dtype=dtype)
+        jac = np.array(checks.fitting(name, jac, dtype, f"a function {name}(t, y, *args) or a ({n}, {n}) matrix of"),
+                       dtype=dtype)
     if jac.shape != (n, n):
         raise ValueError(f"{name} has shape {jac.shape}; expected ({n}, {n}) for a state of {n} values")
     return jac
@@ -84,9 +55,12 @@ def _matrix(name, jac, n, dtype):
 
 def _pattern(pattern, n):
     """A sparsity pattern as a boolean CSC matrix, checked."""
-    matrix = sparse.csc_matrix(pattern if sparse.issparse(pattern) else np.asarray(pattern) != 0)
-    if matrix.shape != (n, n):
-        raise ValueError(f"jac_sparsity has shape {matrix.shape}; expected ({n}, {n}) for a state of {n} values")
+    accepted = f"a ({n}, {n}) array of bools or numbers (nonzero: may be nonzero) or a scipy.sparse matrix"
+    if not sparse.issparse(pattern):
+        pattern = checks.array("jac_sparsity", pattern, "b" + checks.REAL, accepted) != 0
+    if pattern.shape != (n, n):
+        raise ValueError(f"jac_sparsity has shape {pattern.shape}; expected ({n}, {n}) for a state of {n} values")
+    matrix = sparse.csc_matrix(pattern)
     matrix.eliminate_zeros()
     return matrix.astype(bool)
 
@@ -104,7 +78,7 @@ def _invariants(invariants):
 
 def _with_span(problem, t_span):
     twin = copy.copy(problem)
-    twin.t_span = _span(t_span)
+    twin.t_span = checks.time_span("t_span", t_span)
     return twin
 
 
@@ -155,8 +129,8 @@ class ODEProblem:
     def __init__(self, fun, t_span, y0, args=(), jac=None, invariants=None, exact=None,
                  name=None, inplace=False, jac_sparsity=None, autonomous=False):
         self.fun = _callable("fun", fun)
-        self.t_span = _span(t_span)
-        self.y0 = _state("y0", y0)
+        self.t_span = checks.time_span("t_span", t_span)
+        self.y0 = checks.state("y0", y0)
         self.args = _args(args)
         n = self.y0.size
         self.jac = _matrix("jac", jac, n, self.y0.dtype)
@@ -166,8 +140,8 @@ class ODEProblem:
         self.invariants = _invariants(invariants)
         self.exact = _callable("exact", exact, allow_none=True)
         self.name = name or getattr(fun, "__name__", "ode")
-        self.inplace = bool(inplace)
-        self.autonomous = bool(autonomous)
+        self.inplace = checks.flag("inplace", inplace)
+        self.autonomous = checks.flag("autonomous", autonomous)
 
     @property
     def shape(self):
@@ -278,23 +252,23 @@ class SecondOrderProblem:
     def __init__(self, accel, t_span, x0, v0, args=(), velocity_dependent=True,
                  invariants=None, exact=None, name=None, inplace=False, jac=None, autonomous=False):
         self.accel = _callable("accel", accel)
-        self.t_span = _span(t_span)
-        self.x0 = _state("x0", x0)
-        self.v0 = _state("v0", v0)
+        self.t_span = checks.time_span("t_span", t_span)
+        self.x0 = checks.state("x0", x0)
+        self.v0 = checks.state("v0", v0)
         if self.x0.shape != self.v0.shape:
             raise ValueError(f"x0 and v0 must have the same shape, got {self.x0.shape} and {self.v0.shape}")
         if self.x0.dtype != self.v0.dtype:
             dtype = np.result_type(self.x0, self.v0)
             self.x0, self.v0 = self.x0.astype(dtype), self.v0.astype(dtype)
         self.args = _args(args)
-        self.velocity_dependent = bool(velocity_dependent)
+        self.velocity_dependent = checks.flag("velocity_dependent", velocity_dependent)
         self.invariants = _invariants(invariants)
         self.exact = _callable("exact", exact, allow_none=True)
         self.name = name or getattr(accel, "__name__", "mechanics")
-        self.inplace = bool(inplace)
+        self.inplace = checks.flag("inplace", inplace)
         self.jac = _callable("jac", jac, allow_none=True)
         self.jac_sparsity = None
-        self.autonomous = bool(autonomous)
+        self.autonomous = checks.flag("autonomous", autonomous)
 
     @property
     def shape(self):

@@ -12,6 +12,7 @@ from functools import cached_property
 
 import numpy as np
 
+from . import checks
 from .families import FAMILIES, family_of
 from .formatting import text_table
 
@@ -287,6 +288,8 @@ def method(name):
     """
     if isinstance(name, Method):
         return name
+    if not isinstance(name, str):
+        raise checks.fail("method", "a method name (`odekit methods` lists them) or a Method", name)
     found = _LOOKUP.get(_key(name))
     if found is None:
         if _key(name) in NOT_PROVIDED:

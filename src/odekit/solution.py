@@ -5,6 +5,7 @@ import enum
 
 import numpy as np
 
+from . import checks
 from .kernels import layout
 from .kernels.dense import interpolate
 
@@ -75,7 +76,9 @@ class DenseOutput:
     P: np.ndarray          # the method's dense matrix, or 0 x 0 for Hermite
 
     def __call__(self, t):
-        t = np.asarray(t, dtype=float)
+        t = checks.times("t", t)
+        if t.ndim > 1:
+            raise ValueError(f"t must be a real number or a one-dimensional array of them, got shape {t.shape}")
         lo, hi = min(self.t[0], self.t[-1]), max(self.t[0], self.t[-1])
         if np.any((t < lo) | (t > hi)):
             raise ValueError(f"t must lie within the solved span [{lo}, {hi}], got {t}")

@@ -50,6 +50,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse import linalg as splinalg
 
+from . import checks
 from .kernels.layout import SUCCESS
 
 LINEAR_SOLVERS = ("auto", "dense", "splu", "cg", "gmres")
@@ -86,8 +87,9 @@ class LinearSolver:
         if self.preconditioner not in PRECONDITIONERS:
             raise ValueError(f"LinearSolver preconditioner must be one of {', '.join(PRECONDITIONERS)}, "
                              f"got {self.preconditioner!r}")
-        if not (isinstance(self.rtol, (int, float)) and 0 < self.rtol < 1):
-            raise ValueError(f"rtol must be a number in (0, 1), got {self.rtol!r}")
+        checks.real("rtol", self.rtol, "a number in (0, 1)", lambda x: 0 < x < 1)
+        if self.maxiter is not None:
+            checks.count("maxiter", self.maxiter, accepted="a positive integer or None (SciPy's default, 10 n)")
 
 
 def linear_solver(spec, problem, implicit=True):
@@ -96,7 +98,8 @@ def linear_solver(spec, problem, implicit=True):
     ``"auto"`` follows the problem's Jacobian: sparse (a :mod:`scipy.sparse`
     matrix, a function returning one, a ``jac_sparsity`` pattern, or the
     force Jacobians of mechanics) gets ``splu``; anything else dense LU.
-    Explicit methods (``implicit=False``) solve nothing: None.
+    Explicit methods (``implicit=False``) solve nothing: None, and any
+    ``spec`` but ``"auto"`` is refused rather than ignored.
     """
     if isinstance(spec, LinearSolver):
         solver = spec
@@ -106,6 +109,10 @@ def linear_solver(spec, problem, implicit=True):
         raise ValueError(f"linear_solver must be one of {', '.join(map(repr, LINEAR_SOLVERS))} "
                          f"or a LinearSolver, got {spec!r}")
     if not implicit:
+        if not (isinstance(spec, str) and spec == "auto"):
+            raise ValueError(f"linear_solver={spec!r} is for implicit methods, which solve Newton's linear "
+                             "systems; this method is explicit and solves none. Leave linear_solver='auto', or "
+                             "choose an implicit method such as 'bdf', 'radau5' or 'backward_euler'")
         return None
     is_sparse = jacobian_is_sparse(problem)
     if solver == "auto":
