@@ -11,6 +11,7 @@ secular, and quantities that matter for the problem at hand (for an orbit:
 radii, period, eccentricity).
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 import csv
 import inspect
@@ -19,13 +20,14 @@ import math
 
 import numpy as np
 
-from . import analysis, problems
+from . import analysis, checks, problems
 from .analysis.reference import Reference
 from .formatting import text_table
-from .registry import method as lookup_method
+from .problem import ODEProblem, SecondOrderProblem
+from .registry import Method, method as lookup_method
 from .problems import problem as zoo_problem
 from .registry import CLASSIC as DEFAULT_METHODS
-from .solve import solve
+from .solve import PROGRESS, solve
 
 SAMPLES = 2000          # output points at which the error is measured
 PERIODS = 10            # default span of a shootout on a periodic zoo problem, in periods of its motion
@@ -141,11 +143,15 @@ def shootout(problem="kepler", methods=None, budget=1000, t_end=None, *, backend
     """
     if isinstance(problem, str):
         prob = shootout_problem(problem) if t_end is None else zoo_problem(problem)
-    else:
+    elif isinstance(problem, (ODEProblem, SecondOrderProblem)):
         prob = problem
+    else:
+        raise TypeError("problem must be the name of a problem in odekit.problems, or an ODEProblem or "
+                        f"SecondOrderProblem, got {type(problem).__name__}")
     if t_end is not None:
-        prob = prob.with_span((prob.t_span[0], t_end))
+        prob = prob.with_span((prob.t_span[0], checks.real("t_end", t_end, "a finite number (the end of the run)")))
     budget = _budget(budget)
+    checks.callable_or_none("progress", progress, PROGRESS)
     chosen = _methods(prob, methods)
     span = abs(prob.t_span[1] - prob.t_span[0])
     for m in chosen:                     # all steps checked before the first (long) run
@@ -220,20 +226,18 @@ def shootout_problem(name, **params):
 
 
 def _budget(budget):
-    try:
-        value = float(budget)
-    except (TypeError, ValueError):
-        raise TypeError(f"budget must be a number, got {type(budget).__name__}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"budget must be a positive number of evaluations per unit time, got {budget!r}")
-    return value
+    if not checks.is_real(budget):
+        raise checks.fail("budget", "a number (of evaluations per unit time)", budget)
+    return checks.positive("budget", budget, "a positive number of evaluations per unit time")
 
 
 def _methods(prob, methods):
     if methods is None:
         return [m for m in map(lookup_method, DEFAULT_METHODS) if m.applies_to(prob)]
-    if isinstance(methods, str):
+    if isinstance(methods, (str, Method)):
         methods = [methods]
+    if not isinstance(methods, Iterable):
+        raise TypeError(f"methods must be a method name, a Method or a list of them, got {type(methods).__name__}")
     chosen = [lookup_method(m) for m in methods]
     if not chosen:
         raise ValueError("methods is empty; give at least one method name")

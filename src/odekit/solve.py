@@ -2,12 +2,14 @@
 
 import time
 
+from . import checks
 from .controllers import FixedStep
 from .integrator import Integrator, _step_size
 from .kernels.layout import PAUSED
 from .problem import ODEProblem
 
 ADAPTIVE_MAX_STEPS = 1_000_000
+PROGRESS = "a callable progress(done, total, label)"
 
 
 def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None, controller=None,
@@ -40,8 +42,9 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         Keep what ``sol(t)`` needs to interpolate anywhere in the span.
     max_steps : int, optional
         Accepted steps allowed; default unlimited for fixed steps and
-        1,000,000 for adaptive ones.  Reaching it returns the partial
-        solution with ``Status.MAX_STEPS``.
+        1,000,000 for adaptive ones; any number from ``2**62`` on means
+        unlimited.  Reaching it returns the partial solution with
+        ``Status.MAX_STEPS``.
     backend : {"auto", "numba", "python"}
         ``auto`` compiles the problem's functions and the whole loop with
         Numba when it can, and otherwise runs the same kernels as Python.
@@ -82,12 +85,11 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     step, name = (controller.h, "controller.h") if isinstance(controller, FixedStep) else (h, "h")
     if step is not None and hasattr(problem, "t_span"):
         span = abs(problem.t_span[1] - problem.t_span[0])
-        if _step_size(step) > span:
+        if _step_size(step, name) > span:
             raise ValueError(f"{name}={step!r} is larger than the span |t_end - t0| = {span!r}; "
                              f"accepted: 0 < {name} <= {span!r}")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be a callable progress(done, total, label) or None, "
-                        f"got {type(progress).__name__}")
+    checks.callable_or_none("progress", progress, PROGRESS)
+    dense_output = checks.flag("dense_output", dense_output)
     options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, backend=backend,
                    linear_solver=linear_solver,
                    max_steps=_default_max_steps(max_steps, h, adaptive, controller))

@@ -6,10 +6,11 @@ import time
 
 import numpy as np
 
+from .. import checks
 from ..backend import BACKENDS
 from ..registry import Method, method as _lookup
 from ..problem import ODEProblem, SecondOrderProblem
-from ..solve import solve
+from ..solve import PROGRESS, solve
 from ..theory.fitting import OrderFit, _positive_array, fit_order
 from .drift import invariant_values
 from .reference import REFERENCE, Reference  # noqa: F401  (REFERENCE: the default run, documented here)
@@ -89,7 +90,7 @@ def _check_backend(backend):
 def _check_invariant(problem, invariant):
     if invariant is None:
         return None
-    if invariant not in problem.invariants:
+    if not isinstance(invariant, str) or invariant not in problem.invariants:
         have = ", ".join(sorted(problem.invariants)) or "none"
         raise ValueError(f"invariant={invariant!r} is not an invariant of problem {problem.name!r}; "
                          f"it has: {have}")
@@ -205,6 +206,7 @@ def convergence(problem, methods, hs, *, reference=None, invariant=None, backend
     """
     _check_problem(problem)
     _check_backend(backend)
+    checks.callable_or_none("progress", progress, PROGRESS)
     ms = _methods(methods)
     steps = _per_method("hs", hs, ms, minimum=2)
     invariant = _check_invariant(problem, invariant)
@@ -345,14 +347,12 @@ def work_precision(problem, methods, steps_or_tolerances=None, *, hs=None, toler
     _check_backend(backend)
     if steps_or_tolerances is not None:
         hs, tolerances = _by_kind(steps_or_tolerances, _methods(methods), hs, tolerances)
-    if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
-        raise ValueError(f"repeat must be a positive integer (timed runs after the warm-up), got {repeat!r}")
+    repeat = checks.count("repeat", repeat, accepted="a positive integer (timed runs after the warm-up)")
     if hs is None and tolerances is None:
         raise ValueError("give steps or tolerances: as the third argument (read by each method's kind), or "
                          "hs=[...] (fixed steps) and/or tolerances=[...] (adaptive runs); got none")
-    if atol is not None and not (isinstance(atol, (int, float)) and not isinstance(atol, bool)
-                                 and atol > 0 and math.isfinite(atol)):
-        raise ValueError(f"atol must be a positive number or None (= rtol), got {atol!r}")
+    if atol is not None:
+        atol = checks.positive("atol", atol, "a positive number or None (= rtol)")
     ms = _methods(methods)
     fixed = _per_method("hs", hs, ms, minimum=0) if hs is not None else {}
     adaptive = _per_method("tolerances", tolerances, ms, minimum=0) if tolerances is not None else {}
@@ -373,7 +373,7 @@ def work_precision(problem, methods, steps_or_tolerances=None, *, hs=None, toler
     for m, control, h, tol, options in configs:
         sol = solve(problem, m, backend=backend, **options)        # warm-up: compiles, gives error and nfev
         best = math.inf
-        for _ in range(int(repeat)):
+        for _ in range(repeat):
             start = time.perf_counter()
             solve(problem, m, backend=backend, **options)
             best = min(best, time.perf_counter() - start)
@@ -385,4 +385,4 @@ def work_precision(problem, methods, steps_or_tolerances=None, *, hs=None, toler
         rows.append(WorkPrecisionRow(method=m.name, control=control, h=h, rtol=tol, steps=sol.stats.naccepted,
                                      nfev=sol.stats.nfev, error=err, time=best, success=bool(sol.success)))
     return WorkPrecisionResult(rows=tuple(rows), problem=problem.name, reference=ref.label,
-                               backend=backend, repeat=int(repeat))
+                               backend=backend, repeat=repeat)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .. import checks
 from ..solution import invariant_values
 
 EPS = np.finfo(float).eps
@@ -191,20 +192,16 @@ def invariant_drift(solution, name, *, growth_threshold=1.5, linear_threshold=0.
         four output times -- one that failed at once -- gets ``trend =
         "unknown"``, not an error, so that a comparison of many runs goes on.)
     """
-    if not (_is_number(growth_threshold) and growth_threshold > 1 and math.isfinite(growth_threshold)):
-        raise ValueError(f"growth_threshold must be a number > 1 (growth of the drift envelope over the second "
-                         f"half of the run), got {growth_threshold!r}")
-    if not (_is_number(linear_threshold) and 0 < linear_threshold <= 1):
-        raise ValueError(f"linear_threshold must be a number in (0, 1] (share of the largest drift explained by "
-                         f"a straight line), got {linear_threshold!r}")
-    if not (_is_number(shift_threshold) and 0 < shift_threshold <= 1):
-        raise ValueError(f"shift_threshold must be a number in (0, 1] (change of the drift's mean over a cycle "
-                         f"of the motion, from first to last cycle, over the largest drift), got {shift_threshold!r}")
-    if isinstance(min_cycles, bool) or not isinstance(min_cycles, (int, np.integer)) or min_cycles < 4:
-        raise ValueError(f"min_cycles must be an integer >= 4 (upward crossings of the motion needed to tell bounded "
-                         f"from secular), got {min_cycles!r}")
-    if not (_is_number(roundoff) and roundoff >= 0):
-        raise ValueError(f"roundoff must be a number >= 0, got {roundoff!r}")
+    growth_threshold = checks.real("growth_threshold", growth_threshold, "a number > 1 (growth of the drift envelope "
+                                   "over the second half of the run)", lambda x: 1 < x < math.inf)
+    linear_threshold = checks.real("linear_threshold", linear_threshold, "a number in (0, 1] (share of the largest "
+                                   "drift explained by a straight line)", lambda x: 0 < x <= 1)
+    shift_threshold = checks.real("shift_threshold", shift_threshold, "a number in (0, 1] (change of the drift's "
+                                  "mean over a cycle of the motion, from first to last cycle, over the largest drift)",
+                                  lambda x: 0 < x <= 1)
+    min_cycles = checks.count("min_cycles", min_cycles, 4, accepted="an integer >= 4 (upward crossings of the "
+                              "motion needed to tell bounded from secular)")
+    roundoff = checks.real("roundoff", roundoff, "a finite number >= 0", lambda x: 0 <= x < math.inf)
     values = invariant_values(solution, name)
     if np.iscomplexobj(values):
         values = values.real if not np.any(values.imag) else np.abs(values)
@@ -321,10 +318,6 @@ def _mean_shift(t, d, ups, largest):
     change = abs(slope) * (means.size - 1)
     scatter = float(np.sqrt(np.mean((means - (intercept + slope * k)) ** 2)))
     return float(change / largest), bool(change > 3 * scatter)
-
-
-def _is_number(x):
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
 
 
 def _slope(x, y):

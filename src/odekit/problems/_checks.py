@@ -8,18 +8,12 @@ import math
 
 import numpy as np
 
+from .. import checks
+
 
 def _number(name, value, accepted="a finite real number", ok=lambda v: True):
     """``value`` as a float, or a ValueError naming the parameter, the value and what is accepted."""
-    if isinstance(value, (str, bytes)) or value is None:
-        raise ValueError(f"{name} must be {accepted}, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {accepted}, got {value!r}") from None
-    if not (math.isfinite(number) and ok(number)):
-        raise ValueError(f"{name} must be {accepted}, got {value!r}")
-    return number
+    return checks.real(name, value, accepted, lambda v: math.isfinite(v) and ok(v))
 
 
 def _positive(name, value):
@@ -46,10 +40,7 @@ def _span_end(t_end, default):
 
 def _vector(name, value, n):
     """A real array of ``n`` finite numbers."""
-    try:
-        array = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be {n} real numbers, got {value!r}") from None
+    array = checks.array(name, value, checks.REAL, f"{n} real numbers").astype(float)
     if array.shape != (n,) or not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be {n} finite real numbers (shape ({n},)), got {value!r}")
     return array

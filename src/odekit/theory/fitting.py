@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from .. import checks
+
 
 @dataclass(frozen=True)
 class OrderFit:
@@ -97,10 +99,7 @@ def fit_order(hs, errors):
 
 
 def _positive_array(name, values):
-    try:
-        a = np.asarray(values, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a sequence of positive numbers, got {values!r}") from None
+    a = checks.array(name, values, checks.REAL, "a sequence of positive numbers").astype(float)
     if a.ndim != 1:
         raise ValueError(f"{name} must be a one-dimensional sequence of numbers, got shape {a.shape}")
     bad = np.flatnonzero(~(np.isfinite(a) & (a > 0)))

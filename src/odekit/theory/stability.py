@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .. import checks
 from ..registry import Method, method as _lookup
 from ..multistep import BDFCoefficients
 from ..splitting import SplittingScheme
@@ -256,10 +257,7 @@ def _ray_limit(R, lam):
 
 
 def _complex_array(name, values):
-    try:
-        a = np.asarray(values, dtype=complex).ravel()
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numbers (real or complex), got {values!r}") from None
+    a = checks.array(name, values, checks.COMPLEX, "numbers (real or complex)").astype(complex).ravel()
     if a.size == 0:
         raise ValueError(f"{name} is empty; give at least one value")
     bad = np.flatnonzero(~np.isfinite(a))
@@ -439,21 +437,21 @@ def stability_region(method, re=(-5.0, 1.0), im=(-4.0, 4.0), n=401):
     _not_for_splitting(m, "stability_region")
     lo_hi = {}
     for name, rng in (("re", re), ("im", im)):
-        try:
-            lo, hi = (float(v) for v in rng)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a pair (lo, hi) of numbers, got {rng!r}") from None
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(f"{name} must be a finite range with lo < hi, got {rng!r}")
+        accepted = "a finite range (lo, hi) of numbers with lo < hi"
+        pair = tuple(rng) if isinstance(rng, (tuple, list, np.ndarray)) else ()
+        if len(pair) != 2:
+            raise checks.fail(name, accepted, rng)
+        lo, hi = (checks.real(name, v, accepted) for v in pair)
+        if not lo < hi:
+            raise checks.fail(name, accepted, rng)
         lo_hi[name] = (lo, hi)
     counts = (n, n) if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else n
     try:
         n_re, n_im = counts
     except (TypeError, ValueError):
         raise ValueError(f"n must be an integer >= 2 or a pair (n_re, n_im), got {n!r}") from None
-    for name, k in (("n_re", n_re), ("n_im", n_im)):
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-            raise ValueError(f"n must be an integer >= 2 or a pair of them; {name} = {k!r}")
+    for k in (n_re, n_im):
+        checks.count("n", k, 2, accepted="an integer >= 2 or a pair (n_re, n_im) of them")
     x = np.linspace(*lo_hi["re"], int(n_re))
     y = np.linspace(*lo_hi["im"], int(n_im))
     z = x[None, :] + 1j * y[:, None]

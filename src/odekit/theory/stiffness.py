@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 
-from .. import backend as _backend
+from .. import backend as _backend, checks
 from ..formatting import text_table
 from ..registry import method as _lookup, methods as _methods
 from ..problem import ODEProblem, SecondOrderProblem
@@ -217,39 +217,25 @@ def stiffness(problem, t=None, y=None, *, iterations=ITERATIONS, backend="python
     """
     if not isinstance(problem, (ODEProblem, SecondOrderProblem)):
         raise TypeError(f"problem must be an ODEProblem or SecondOrderProblem, got {type(problem).__name__}")
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
+    iterations = checks.count("iterations", iterations)
     if backend not in _backend.BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(_backend.BACKENDS)}, got {backend!r}")
-    t = problem.t_span[0] if t is None else _time(t)
+    t = problem.t_span[0] if t is None else checks.real("t", t, "finite and real")
     u = _point(problem, y)
     force = _force_route(problem)
     rhs = _adapter(problem, force, backend)
     try:
-        raw = _estimate(problem, rhs, force, t, u, int(iterations))
+        raw = _estimate(problem, rhs, force, t, u, iterations)
     except _NoEstimate as exc:
         raise ValueError(f"cannot estimate the Jacobian of {problem.name!r} at t={t:g}: {exc}") from None
     return _result(problem, t, raw)
-
-
-def _time(t):
-    try:
-        value = float(t)
-    except (TypeError, ValueError):
-        raise ValueError(f"t must be a number, got {t!r}") from None
-    if not math.isfinite(value):
-        raise ValueError(f"t must be finite, got {t!r}")
-    return value
 
 
 def _point(problem, y):
     u0 = problem.initial_state()
     if y is None:
         return u0
-    try:
-        u = np.array(y, dtype=u0.dtype)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"y must be numbers like the problem's state ({u0.dtype}): {exc}") from None
+    u = checks.fitting("y", y, u0.dtype).astype(u0.dtype)
     expected = problem.unflatten(u0[None])[0].shape
     if u.size != u0.size:
         raise ValueError(f"y must have shape {expected} (or {u0.size} values), got shape {u.shape}")
@@ -610,7 +596,9 @@ def fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0=None):
     growth, lam = _growth(method, h, model)
     if growth <= 1.0:
         return None
-    steps = max(1.0, math.ceil(abs(problem.t_span[1] - t0) / h * (1 - 1e-9)))
+    steps = abs(problem.t_span[1] - t0) / h
+    if math.isfinite(steps):            # (a span of 1e300 in steps of 1e-9 is not)
+        steps = max(1.0, math.ceil(steps * (1 - 1e-9)))
     if steps * math.log(growth) <= math.log(WARN_GROWTH):
         return None
     limit = _limit(method, model)
