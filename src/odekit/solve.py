@@ -1,11 +1,14 @@
 """``solve`` and ``solve_ivp``: integrate a problem over its whole span."""
 
+import dataclasses
+import math
 import time
 
 from . import checks
 from .controllers import FixedStep
-from .integrator import Integrator, _step_size
+from .integrator import Integrator, _controller, _step_size
 from .kernels.layout import PAUSED
+from .registry import method as lookup_method
 from .problem import ODEProblem
 
 ADAPTIVE_MAX_STEPS = 1_000_000
@@ -138,18 +141,55 @@ def _default_max_steps(max_steps, h, adaptive, controller):
     return None if fixed else ADAPTIVE_MAX_STEPS
 
 
-def solve_ivp(fun, t_span, y0, method="dp54", *, args=(), jac=None, **options):
+def solve_ivp(fun, t_span, y0, method="dp54", *, args=(), jac=None, jac_sparsity=None, first_step=None,
+              max_step=math.inf, **options):
     """SciPy-style entry point: ``solve_ivp(fun, t_span, y0, method, ...)``.
 
-    Builds an :class:`ODEProblem` from ``fun(t, y, *args)`` (and ``jac``)
-    and calls :func:`solve` with the remaining options (``h``, ``rtol``,
-    ``atol``, ``t_eval``, ``dense_output``, ``linear_solver``, ...).  SciPy's
-    method names are aliases: ``"RK45"`` is ``dp54``, ``"RK23"`` is
-    ``bs32``, ``"Radau"`` is ``radau5``, ``"BDF"`` is ``bdf``; ``"LSODA"``
-    and ``"DOP853"`` have no equivalent and are refused with advice.
+    Builds an :class:`ODEProblem` from ``fun(t, y, *args)`` (with ``jac`` or
+    ``jac_sparsity``) and calls :func:`solve` with the remaining options
+    (``h``, ``rtol``, ``atol``, ``t_eval``, ``dense_output``,
+    ``linear_solver``, ...).  SciPy's method names are aliases: ``"RK45"`` is
+    ``dp54``, ``"RK23"`` is ``bs32``, ``"Radau"`` is ``radau5``, ``"BDF"`` is
+    ``bdf``; ``"LSODA"`` and ``"DOP853"`` have no equivalent and are refused
+    with advice.
+
+    ``first_step`` and ``max_step`` are SciPy's names for the first step and
+    the largest step of the adaptive controller (``h0`` and ``h_max`` of
+    :class:`PIController`, :class:`StepDoubling` or :class:`MethodControl`):
+    no step, the first included, is longer than ``max_step``.  They apply to
+    adaptive runs only, so they cannot be given with ``h``, ``controller``
+    or ``adaptive=False``.
 
     The result is odekit's :class:`Solution`, not SciPy's: ``sol.y`` is
     time-major, so the final state is ``sol.y[-1]`` (SciPy: ``sol.y[:,
     -1]``), and the counts are in ``sol.stats`` (``sol.stats.nfev``).
+
+    Two inputs SciPy accepts are refused, before anything is computed: a
+    zero-length span (``t0 == t_end``; SciPy returns ``t = [t0, t0]`` and
+    "success" without a step) and an empty ``y0`` (SciPy integrates nothing
+    over the span and reports success).  In a simulation both are nearly
+    always a set-up mistake -- an end time never set, an empty particle
+    list -- that a "success" would hide, and a zero-length span has no
+    direction of integration.  Skip the call to get SciPy's trivial result.
     """
-    return solve(ODEProblem(fun, t_span, y0, args=args, jac=jac), method, **options)
+    problem = ODEProblem(fun, t_span, y0, args=args, jac=jac, jac_sparsity=jac_sparsity)
+    max_step = checks.real("max_step", max_step, "a positive number (inf: no limit)", lambda x: x > 0)
+    if first_step is not None or max_step < math.inf:
+        options = _adaptive_steps(problem, lookup_method(method), first_step, max_step, options)
+    return solve(problem, method, **options)
+
+
+def _adaptive_steps(problem, method, first_step, max_step, options):
+    """SciPy's ``first_step`` and ``max_step`` as odekit's adaptive controller, in ``options``."""
+    given = [name for name in ("h", "controller") if options.get(name) is not None]
+    if given or options.get("adaptive") is False:
+        clash = f"{given[0]}=..." if given else "adaptive=False"
+        raise ValueError(f"first_step and max_step set the steps of an adaptive run; give them or {clash}, "
+                         "not both")
+    span = abs(problem.t_span[1] - problem.t_span[0])
+    if first_step is not None and _step_size(first_step, "first_step") > span:
+        raise ValueError(f"first_step={first_step!r} is larger than the span |t_end - t0| = {span!r}; "
+                         f"accepted: 0 < first_step <= {span!r}")
+    adaptive = options.pop("adaptive", None)
+    controller = _controller(method, first_step, True if adaptive is None else adaptive, None)
+    return dict(options, controller=dataclasses.replace(controller, h_max=max_step))
