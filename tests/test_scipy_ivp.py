@@ -15,7 +15,7 @@ strength:
   evaluations of finite-difference Jacobians, which SciPy's does not, so
   they are taken off before SciPy's bounds apply.
 * SciPy's ``max_step`` and ``first_step`` are the controller's ``h_max`` and
-  ``h0``; that ``solve_ivp`` takes SciPy's names too is #13 item 8.
+  ``h0``; ``solve_ivp`` takes SciPy's names too.
 * ``sol.sol(t)`` interpolates only within the solved span (SciPy
   extrapolates), and a span must be finite (SciPy's ``t_bound`` may be inf).
 * SciPy's solver classes are odekit's :class:`Integrator`.
@@ -438,8 +438,6 @@ def test_initial_step_respects_max_step(method, t_span):
 
 
 # scipy: (max_step, first_step and jac_sparsity under SciPy's names)
-@pytest.mark.xfail(strict=True, reason="#13 item 8: solve_ivp does not take max_step, first_step "
-                                       "or jac_sparsity")
 @pytest.mark.parametrize("method", methods("RK45", "Radau", "BDF"))
 def test_solve_ivp_takes_scipy_step_options(method):
     y0 = [1 / 3, 2 / 9]
@@ -501,8 +499,9 @@ def test_t_eval_dense_output():
 
 # --- trivial spans and states -----------------------------------------------------------
 
-ZERO_SPAN = "#13 item 8: a zero-length span is an error where SciPy returns a trivial success"
-EMPTY = "#13 item 8: an empty y0 is an error where SciPy returns a trivial success"
+# #13 item 8 decided to keep these refusals (solve_ivp's docstring says why): they stay marked
+ZERO_SPAN = "refused on purpose: a zero-length span is an error where SciPy returns a trivial success"
+EMPTY = "refused on purpose: an empty y0 is an error where SciPy returns a trivial success"
 
 
 # scipy: test_no_integration (sol.sol beyond the span is not ported: odekit does not extrapolate)
