@@ -76,23 +76,18 @@ class _Adaptive:
     h_max: float = math.inf
 
     def __post_init__(self):
-        options = {
-            "safety": checks.real("safety", self.safety, "in (0, 1]", lambda x: 0 < x <= 1),
-            "factor_min": checks.real("factor_min", self.factor_min, "in (0, 1)", lambda x: 0 < x < 1),
-            "factor_max": checks.real("factor_max", self.factor_max, "greater than 1 and finite",
-                                      lambda x: 1 < x < math.inf),
-            "h0": None if self.h0 is None else checks.positive("h0", self.h0, "a positive finite number or None"),
-            "h_min": checks.real("h_min", self.h_min, ">= 0 and finite", lambda x: 0 <= x < math.inf),
-            "h_max": checks.real("h_max", self.h_max, "a positive number (inf: no limit)", lambda x: x > 0),
-        }
+        checks.real("safety", self.safety, "in (0, 1]", lambda x: 0 < x <= 1)
+        checks.real("factor_min", self.factor_min, "in (0, 1)", lambda x: 0 < x < 1)
+        checks.real("factor_max", self.factor_max, "greater than 1 and finite", lambda x: 1 < x < math.inf)
+        if self.h0 is not None:
+            checks.positive("h0", self.h0, "a positive finite number or None")
+        h_min = checks.real("h_min", self.h_min, ">= 0 and finite", lambda x: 0 <= x < math.inf)
+        h_max = checks.real("h_max", self.h_max, "a positive number (inf: no limit)", lambda x: x > 0)
+        if h_min > h_max:
+            raise ValueError(f"h_min={self.h_min!r} is larger than h_max={self.h_max!r}; accepted: h_min <= h_max")
         for beta in ("beta1", "beta2"):           # the PI gains of the subclasses that have them
             if getattr(self, beta, None) is not None:
-                options[beta] = checks.real(beta, getattr(self, beta), "a finite real number or None")
-        if options["h_min"] > options["h_max"]:
-            raise ValueError(f"h_min={self.h_min!r} is larger than h_max={self.h_max!r}; "
-                             "accepted: h_min <= h_max")
-        for name, value in options.items():       # as floats: a NumPy scalar or an int is not kept
-            object.__setattr__(self, name, value)
+                checks.real(beta, getattr(self, beta), "a finite real number or None")
 
 
 @dataclass(frozen=True)
