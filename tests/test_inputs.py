@@ -327,6 +327,8 @@ WITHOUT_BACKEND = [
                      "the run), got '2' (str)")),
     ("max_stable_step strs", lambda: analysis.max_stable_step("rk4", ["1"]), ValueError,
      got("eigenvalues must be numbers (real or complex), got ['1']; its entries are of dtype <U1")),
+    ("oscillator_step_matrix str", lambda: analysis.oscillator_step_matrix("leapfrog", "0.5"), ValueError,
+     got("h_omega must be a real number or an array of them, got '0.5' (str)")),
     ("stability_region range strs", lambda: analysis.stability_region("rk4", re=("a", 1)), ValueError,
      got("re must be a finite range (lo, hi) of numbers with lo < hi, got 'a' (str)")),
     ("stability_region n float", lambda: analysis.stability_region("rk4", n=(20, 2.5)), ValueError,

@@ -497,7 +497,7 @@ def oscillator_step_matrix(method, h_omega):
     ndarray, shape (*theta.shape, 2, 2)
     """
     m = _splitting(method, "oscillator_step_matrix")
-    theta = np.asarray(h_omega, dtype=float)
+    theta = checks.array("h_omega", h_omega, checks.REAL, "a real number or an array of them").astype(float)
     scheme = m.coefficients
     M = np.broadcast_to(np.eye(2), theta.shape + (2, 2)).copy()
 
