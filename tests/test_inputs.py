@@ -29,25 +29,12 @@ from odekit.multistep import BDFCoefficients
 from odekit.shootout import shootout
 from odekit.sparse import LinearSolver
 
+from conftest import decay, nan_after, spring
+
 BACKENDS = ("python", "numba")
 
 
 # --- module-level functions (the compiled backend specialises on them) -----------------
-
-def decay(t, y):
-    return -y
-
-
-def spring(t, x, v):
-    return -x
-
-
-def nan_after(t, y):
-    """-y until t = 0.55, then nan: a run fails in its sixth step of 0.1."""
-    if t < 0.55:
-        return -y
-    return np.full_like(y, np.nan)
-
 
 def fast_rotation(t, y):
     """y' = 1e6 J y: explicit Euler grows by sqrt(1 + (1e6 h)^2) per step, at every h."""
