@@ -170,8 +170,8 @@ class SparseJacobian:
             self.entries = [order[cuts[g]:cuts[g + 1]] for g in range(len(self.groups))]
 
     def set(self, value):
-        """Store the user's Jacobian; False when it has the wrong shape."""
-        if np.shape(value) != self.shape:
+        """Store the user's Jacobian; False when it has the wrong shape or is complex for a real state."""
+        if np.shape(value) != self.shape or not _fits(value, self.dtype):
             return False
         self.matrix = sparse.csr_matrix(value, dtype=self.dtype)
         return True
@@ -232,9 +232,9 @@ class MechanicalJacobian:
         self.A_x = self.A_v = sparse.csr_matrix((n, n), dtype=dtype)
 
     def set(self, value):
-        """Store ``(A_x, A_v)``; False when it is not a pair of ``n x n`` matrices."""
+        """Store ``(A_x, A_v)``; False when it is not a pair of ``n x n`` matrices of the state's kind."""
         if not (isinstance(value, tuple) and len(value) == 2
-                and all(np.shape(a) == (self.n, self.n) for a in value)):
+                and all(np.shape(a) == (self.n, self.n) and _fits(a, self.dtype) for a in value)):
             return False
         self.A_x, self.A_v = (sparse.csr_matrix(a, dtype=self.dtype) for a in value)
         return True
@@ -249,6 +249,13 @@ class MechanicalJacobian:
     def matvec(self, u):
         x, v = u[:self.n], u[self.n:]
         return np.concatenate([v, self.A_x @ x + self.A_v @ v])
+
+
+def _fits(matrix, dtype):
+    """False for a complex matrix given for a real state: its imaginary part would be lost."""
+    from .kernels.evaluation import keeps_whole
+
+    return keeps_whole(np.dtype(dtype), matrix.dtype if sparse.issparse(matrix) else np.asarray(matrix).dtype)
 
 
 def column_groups(pattern):
@@ -310,10 +317,22 @@ class SparseSystem:
             self.blocks = None
 
     def complex_block(self, J, a, b):
-        """``(a - ib) I - J``, solved in complex arithmetic for the real form of the dense kernel."""
+        """``(a - ib) I - J``, solved in complex arithmetic for the real form of the dense kernel.
+
+        A complex state has no real form to fold: it gets the dense kernel's
+        own block matrix ``[[a I - J, b I], [-b I, a I - J]]``.
+        """
         eye = sparse.identity(J.shape[0], format="csr")
-        self.matrix = ((a - 1j * b) * eye - J.full()).tocsc()
+        if self._complex_state:
+            diagonal = a * eye - J.full()
+            self.matrix = sparse.bmat([[diagonal, b * eye], [-b * eye, diagonal]], format="csc")
+        else:
+            self.matrix = ((a - 1j * b) * eye - J.full()).tocsc()
         self.blocks = None
+
+    @property
+    def _complex_state(self):
+        return np.dtype(self.dtype).kind == "c"
 
     def factor(self):
         """Factor (``splu``) or precondition (Krylov); False when the matrix is singular or not finite."""
@@ -354,8 +373,8 @@ class SparseSystem:
         return splinalg.LinearOperator(self.matrix.shape, ilu.solve, dtype=self.matrix.dtype)
 
     def solve(self, b):
-        """The solution of the system for the right-hand side ``b`` (a real row of the work matrix)."""
-        if self.matrix.dtype.kind == "c":
+        """The solution of the system for the right-hand side ``b`` (a row of the work matrix)."""
+        if self.matrix.dtype.kind == "c" and not self._complex_state:      # Radau's folded block
             half = b.size // 2
             z = self._solve(b[:half] + 1j * b[half:])
             return np.concatenate([z.real, z.imag])
