@@ -11,6 +11,7 @@ and shape: reusing one is what makes a second solve of the same problem
 start instantly.
 """
 
+import contextlib
 from dataclasses import dataclass
 import functools
 import os
@@ -21,6 +22,7 @@ import numpy as np
 
 from .kernels.evaluation import store, store_matrix
 from .kernels.interface import Functions
+from .kernels.layout import SUCCESS
 from .kernels.splitting import copy_velocity
 
 BACKENDS = ("auto", "numba", "python")
@@ -41,8 +43,6 @@ class BackendFallbackWarning(UserWarning):
 def _value_adapter(fun, shape, inplace):
     """``fun(t, y, *args)`` (or in place) -> kernel convention."""
     if inplace:
-        if shape == ():
-            raise ValueError("inplace=True needs an array state; a scalar y0 cannot be written in place")
         if len(shape) == 1:
             def rhs(t, W, src, dst, args):
                 fun(t, W[src], W[dst], *args)
@@ -71,8 +71,6 @@ def _force_adapter(accel, shape, inplace):
     that shows beside a small right-hand side.
     """
     if inplace:
-        if shape == ():
-            raise ValueError("inplace=True needs an array state; a scalar x0 cannot be written in place")
         if len(shape) == 1:
             def force(t, W, src, dst, args):
                 n = W.shape[1] // 2
@@ -165,58 +163,102 @@ def prepare(problem, family, backend, kernel_data, start):
     types select the compiled kernels; a sparse Jacobian
     among them (see :mod:`odekit.sparse`) runs the kernels as Python, with
     the problem's function compiled when Numba can.  ``start(kernels)``
-    makes the run's first evaluation and returns its result, handed back with
-    the kernels.  With ``backend="auto"``, functions that Numba cannot
-    compile fall back to Python with a :class:`BackendFallbackWarning`
-    saying why; ``backend="numba"`` raises instead.
+    makes the run's first evaluation and returns its status code, handed
+    back with the kernels.  With ``backend="auto"``, functions that Numba
+    cannot compile -- whatever Numba raises -- or whose compiled first call
+    raises fall back to Python with a :class:`BackendFallbackWarning` naming
+    the function and saying why; ``backend="numba"`` raises instead.  Either
+    way the Python version is tried first: a defect it shares (it raises, or
+    returns something wrong) is reported as that, with no word of Numba.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    reason = ""
     sparse = not isinstance(kernel_data[1][1], np.ndarray)
-    if sparse:
-        if backend == "numba":
-            raise ValueError("backend='numba' cannot run sparse linear algebra; use backend='auto' "
-                             "or 'python' (a sparse solve outweighs the Python of a step)")
-        reason = SPARSE_REASON
-        if backend == "auto":
-            # the kernels run as Python, but the problem's function -- a loop over 100,000
-            # springs, say -- is still worth compiling
-            try:
-                key = _adapter_key(problem, family.second_order, family.implicit)
-                rhs, jac = _adapters(*key, "lazy", None, True)
-                kernels = Kernels("python", f"{reason}; the problem's function is compiled",
-                                  family.drive, family.deriv, rhs, jac)
-                return kernels, start(kernels)
-            except Exception as exc:
-                if not _is_compile_error(exc):
-                    raise
-                reason = f"{reason}; {_first_line(exc)}"
-                warnings.warn("odekit: Numba could not compile the problem's functions, so they run as "
-                              f"Python ({_first_line(exc)})", BackendFallbackWarning,
-                              stacklevel=caller_stacklevel())
-    elif backend != "python":
+    if sparse and backend == "numba":
+        raise ValueError("backend='numba' cannot run sparse linear algebra; use backend='auto' "
+                         "or 'python' (a sparse solve outweighs the Python of a step)")
+    failure = None
+    if backend != "python":
         try:
-            kernels = _compiled(problem, family, kernel_data)
-            return kernels, start(kernels)
-        except _UserCodeNotCompiled as exc:
-            if backend == "numba":
-                raise exc.__cause__ from None   # Numba's own error, which names the culprit
-            reason = _first_line(exc.__cause__)
-            warnings.warn("odekit: Numba could not compile the problem's functions, so the Python "
-                          f"backend runs them ({reason})", BackendFallbackWarning,
-                          stacklevel=caller_stacklevel())
+            kernels = _compiled(problem, family, kernel_data, sparse)
+            return kernels, _first_call(kernels, start, problem, family)
+        except NotCompiled as exc:
+            failure = exc
+    reasons = ([SPARSE_REASON] if sparse else []) + ([failure.reason] if failure else [])
     rhs, jac = _adapters(*_adapter_key(problem, family.second_order, family.implicit), "python", None, sparse)
-    kernels = Kernels("python", reason, family.drive, family.deriv, rhs, jac)
-    return kernels, start(kernels)
+    kernels = Kernels("python", "; ".join(reasons), family.drive, family.deriv, rhs, jac)
+    code = start(kernels)
+    if failure is not None and code == SUCCESS:
+        if backend == "numba":
+            raise failure.error()
+        warnings.warn(failure.warning(), BackendFallbackWarning, stacklevel=caller_stacklevel())
+    return kernels, code
 
 
-class _UserCodeNotCompiled(Exception):
-    """Numba could not compile the problem's functions (the cause says why)."""
+class NotCompiled(Exception):
+    """Numba could not compile one of the problem's functions, or its compiled first call raised.
+
+    ``summary`` names the function and what failed, ``cause`` is what was
+    raised: a :class:`numba.core.errors.NumbaError` or any other exception,
+    since Numba's internals let others through (an ``AssertionError`` for
+    ``np.array`` of nested lists that mix integers and floats).
+    """
+
+    def __init__(self, summary, cause):
+        super().__init__(summary)
+        self.summary, self.cause = summary, cause
+
+    @property
+    def reason(self):
+        return f"{self.summary}: {_first_line(self.cause)}"
+
+    def warning(self):
+        """The :class:`BackendFallbackWarning` text for ``backend="auto"``."""
+        return f"odekit: {self.reason}; the Python backend runs the problem's functions instead"
+
+    def error(self):
+        """The exception for ``backend="numba"``: Numba's own, which names the culprit, or a clear one."""
+        if _is_compile_error(self.cause):
+            self.cause.add_note(f"odekit: {self.summary}; backend='auto' runs it as Python")
+            error = self.cause
+        else:
+            error = RuntimeError(f"{self.reason}; backend='numba' cannot run it: use backend='auto' "
+                                 "(which runs it as Python) or 'python'")
+            error.__cause__ = self.cause
+        error.__suppress_context__ = True
+        return error
 
 
-def _compiled(problem, family, kernel_data):
+def _first_call(kernels, start, problem, family):
+    """``start(kernels)`` on compiled kernels; NotCompiled if it raises (the Python version is tried next)."""
+    try:
+        return start(kernels)
+    except Exception as exc:
+        names = [_described(problem.accel if problem.second_order else problem.fun,
+                            "accel" if problem.second_order else "fun")]
+        if callable(problem.jac) and family.implicit:
+            names.append(_described(problem.jac, "jac"))
+        raise NotCompiled(f"{' or '.join(names)}, compiled by Numba, failed at the first evaluation",
+                          exc) from exc
+
+
+def _described(fn, role):
+    """``fun 'f'``: the role of a user's function and its name, for messages."""
+    name = getattr(fn, "__name__", None)
+    if isinstance(fn, _Constant):
+        return f"the constant {role}"
+    return role if name in (None, role) else f"{role} {name!r}"
+
+
+def _compiled(problem, family, kernel_data, sparse):
     dtype = kernel_data[1][0].dtype       # of the work matrix
+    if sparse:
+        # the kernels run as Python, but the problem's function -- a loop over 100,000
+        # springs, say -- is still worth compiling
+        rhs, jac = compiled_adapters(problem, _adapter_key(problem, family.second_order, family.implicit), dtype,
+                                     sparse=True)
+        return Kernels("python", f"{SPARSE_REASON}; the problem's function is compiled",
+                       family.drive, family.deriv, rhs, jac)
     fingerprint = _fingerprint(problem.args)
     adapters = _adapter_key(problem, family.second_order, family.implicit)
     key = None if fingerprint is None else (adapters, family, fingerprint, dtype)
@@ -251,16 +293,31 @@ def _fingerprint(args):
 def _compile(problem, family, kernel_data, dtype):
     from .kernels import jit
 
+    rhs, jac = compiled_adapters(problem, _adapter_key(problem, family.second_order, family.implicit), dtype)
+    args_type = jit.typeof(problem.args)
+    try:
+        drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, problem.args), kernel_data)
+    except Exception as exc:
+        raise NotCompiled(f"Numba could not compile odekit's {family.name} loop for args of type {args_type}",
+                          exc) from exc
+    return Kernels("numba", "", drive, deriv, rhs, jac)
+
+
+def compiled_adapters(problem, key, dtype, sparse=False):
+    """The ``(rhs, jac)`` adapters of ``key`` (see :func:`_adapter_key`) compiled by Numba for ``dtype``.
+
+    Raises
+    ------
+    NotCompiled
+        Naming the function Numba failed on (or the ``args`` it cannot type), whatever it raised.
+    """
+    from .kernels import jit
+
     try:
         args_type = jit.typeof(problem.args)
-        rhs, jac = _adapters(*_adapter_key(problem, family.second_order, family.implicit), "numba",
-                             jit.rhs_signature(args_type, dtype))
-    except Exception as exc:
-        if _is_compile_error(exc) or isinstance(exc, ValueError) and "Numba type" in str(exc):
-            raise _UserCodeNotCompiled() from exc
-        raise
-    drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, problem.args), kernel_data)
-    return Kernels("numba", "", drive, deriv, rhs, jac)
+    except Exception as exc:       # ValueError: cannot determine Numba type of <class ...>
+        raise NotCompiled("Numba cannot type the problem's args", exc) from exc
+    return _adapters(*key, "numba", jit.rhs_signature(args_type, dtype), sparse)
 
 
 _KERNELS = {}
@@ -312,27 +369,43 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, backend, sig
     :mod:`odekit.sparse` instead of a dense matrix, with the user's ``jac``
     called as Python.
     """
-    if backend in ("numba", "lazy"):       # lazy: compiled at the first call, for calls from Python
+    compiled = backend == "numba"
+    if compiled:
         from .kernels.jit import compile_function
-        rhs_sig, jac_sig = signatures or (None, None)
+        rhs_sig, jac_sig = signatures
     else:
         def compile_function(fn, signature=None):
             return fn
         rhs_sig = jac_sig = None
-    if second_order:
-        force = _force_adapter(compile_function(user), shape, inplace)
-        if takes_force:
-            rhs = compile_function(force, rhs_sig)
+    with _compiling(_described(user, "accel" if second_order else "fun"), compiled):
+        if second_order:
+            force = _force_adapter(compile_function(user), shape, inplace)
+            if takes_force:
+                rhs = compile_function(force, rhs_sig)
+            else:
+                rhs = compile_function(_reduced_adapter(compile_function(force)), rhs_sig)
         else:
-            rhs = compile_function(_reduced_adapter(compile_function(force)), rhs_sig)
-    else:
-        rhs = compile_function(_value_adapter(compile_function(user), shape, inplace), rhs_sig)
+            rhs = compile_function(_value_adapter(compile_function(user), shape, inplace), rhs_sig)
     if jac is None or (second_order and not sparse):
         return rhs, compile_function(_no_jacobian, jac_sig)
     if sparse:
         return rhs, _sparse_jac_adapter(jac.value if isinstance(jac, _Constant) else jac, shape, second_order)
-    source = jac.value if isinstance(jac, _Constant) else compile_function(jac)
-    return rhs, compile_function(_jac_adapter(source, shape), jac_sig)
+    with _compiling(_described(jac, "jac"), compiled):
+        source = jac.value if isinstance(jac, _Constant) else compile_function(jac)
+        return rhs, compile_function(_jac_adapter(source, shape), jac_sig)
+
+
+@contextlib.contextmanager
+def _compiling(name, compiled):
+    """Turn whatever Numba raises while compiling the user's function ``name`` into NotCompiled."""
+    try:
+        yield
+    except Exception as exc:
+        if not compiled:
+            raise
+        # Numba's own errors say what it could not compile; anything else is its internals failing
+        failed = "could not compile" if _is_compile_error(exc) else "failed while compiling"
+        raise NotCompiled(f"Numba {failed} {name}", exc) from exc
 
 
 def _is_compile_error(exc):
@@ -344,10 +417,17 @@ def _is_compile_error(exc):
 
 
 def _first_line(exc):
-    """The line of Numba's message that says what went wrong (not which pass failed)."""
+    """The line of Numba's message that says what went wrong (not which pass failed).
+
+    Other exceptions are named by their class too: Numba's internals raise
+    bare ones, an ``AssertionError`` without a message among them.
+    """
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     causes = [line for line in lines if not line.startswith(("Failed in ", "During:", "File ", "- "))]
-    return ((causes or lines or [type(exc).__name__])[0])[:200]
+    line = (causes or lines or [""])[0][:200]
+    if _is_compile_error(exc):
+        return line or type(exc).__name__
+    return f"{type(exc).__name__}: {line}" if line else type(exc).__name__
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -254,18 +254,11 @@ def _adapter(problem, force, backend):
     key = _backend._adapter_key(problem, force, needs_jac=False)
     if backend != "python":
         try:
-            from ..kernels import jit
-
-            signature = jit.rhs_signature(jit.typeof(problem.args), problem.initial_state().dtype)
-            return _backend._adapters(*key, "numba", signature)[0]
-        except Exception as exc:
-            if not (_backend._is_compile_error(exc) or isinstance(exc, ValueError) and "Numba type" in str(exc)):
-                raise
+            return _backend.compiled_adapters(problem, key, problem.initial_state().dtype)[0]
+        except _backend.NotCompiled as failure:
             if backend == "numba":
-                raise
-            warnings.warn("odekit: Numba could not compile the problem's functions, so the Python backend "
-                          f"runs them ({_backend._first_line(exc)})", _backend.BackendFallbackWarning,
-                          stacklevel=_backend.caller_stacklevel())
+                raise failure.error()
+            warnings.warn(failure.warning(), _backend.BackendFallbackWarning, stacklevel=_backend.caller_stacklevel())
     return _backend._adapters(*key, "python", None)[0]
 
 
