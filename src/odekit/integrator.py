@@ -6,6 +6,9 @@ such as thrust is a write).  :func:`odekit.solve` is an ``Integrator`` run to
 the end of the span with recording switched on.
 """
 
+import contextlib
+import copy
+import inspect
 import math
 import warnings
 
@@ -14,6 +17,7 @@ import numpy as np
 from . import backend as _backend, checks, sparse as _sparse
 from .controllers import FixedStep, MethodControl, PIController, StepDoubling
 from .kernels import layout as L
+from .kernels.evaluation import matrix_finite, store_matrix
 from .kernels.interface import MethodData, Output, RunState, no_output
 from .registry import method as lookup_method
 from .problem import ODEProblem, SecondOrderProblem
@@ -132,14 +136,64 @@ class Integrator:
             self._warn_if_unstable()
 
     def _first_evaluation(self, kernels):
-        """f at the initial state (counted), and a check of the Jacobian's shape."""
-        t0 = self._fs[L.T]
+        """f at the initial state (counted), and checks of what the problem's functions give there.
+
+        The checks count no evaluation and leave the run's numbers as they
+        are: an in-place function's output starts as a marker it must
+        overwrite, and may not receive complex values for a real state; the
+        Jacobian, where the method uses it, must fit and be finite; a force
+        declared velocity-independent is evaluated once more, uncounted, at
+        another velocity (:meth:`_check_velocity_independent`).
+        """
+        p, t0 = self.problem, self._fs[L.T]
         W, J = self._scratch[0], self._scratch[1]
-        code = kernels.deriv(kernels.rhs, self.problem.args, t0, W, L.Y, L.F, self._ist, self._fs)
-        if code == L.SUCCESS and self.problem.jac is not None and self.method.implicit:
-            if not kernels.jac(t0, W, L.Y, J, self.problem.args):
-                raise ValueError(_jac_shape_error(self.problem, t0))
+        self._ist[L.NFEV] = 0        # a second try, on the Python backend, counts afresh
+        if p.inplace:
+            W[L.F].view(np.uint64)[:] = _UNWRITTEN
+        with _refusing_complex_writes(p, W, t0):
+            code = kernels.deriv(kernels.rhs, p.args, t0, W, L.Y, L.F, self._ist, self._fs)
+        if code == L.NONFINITE and p.inplace and np.any(W[L.F].view(np.uint64) == _UNWRITTEN):
+            raise ValueError(_unwritten_error(p, W[L.F], t0))
+        if code != L.SUCCESS:
+            return code
+        if p.jac is not None and self.method.implicit:
+            if not kernels.jac(t0, W, L.Y, J, p.args):
+                raise ValueError(_jac_shape_error(p, _jac_value(p, t0, W[L.Y]), f"t={t0}"))
+            if not matrix_finite(J):
+                raise ValueError(f"jac returned non-finite values (inf or nan) at t0={t0} for the initial state")
+        if p.second_order and not p.velocity_dependent:
+            self._check_velocity_independent(kernels, t0)
         return code
+
+    def _check_velocity_independent(self, kernels, t0):
+        """Refuse a force declared velocity-independent that changes with ``v``.
+
+        Splitting methods take such a force at its word and silently drop to
+        first order (``a = -x - 2v`` by velocity Verlet at ``h = 0.01``: an
+        error of 1.2e-3).  A force that ignores ``v`` returns the very same
+        numbers at another velocity; ``2 v0 + pi/3`` differs from ``v0`` in
+        every component (and from ``-v0`` unless ``v0 = -pi/9``).  One
+        evaluation on a copy of the state: not counted, nothing of the run
+        touched.
+        """
+        W = self._scratch[0]
+        n = W.shape[1] // 2
+        probe = W[[L.Y, L.F]]
+        probe[0, n:] = 2.0 * probe[0, n:] + math.pi / 3
+        try:
+            fits = kernels.rhs(t0, probe, 0, 1, self.problem.args)
+        except Exception as exc:
+            exc.add_note("odekit: raised by accel at another velocity, called to check velocity_dependent=False")
+            raise
+        a0, a1 = W[L.F, n:], probe[1, n:]
+        if fits and np.array_equal(a0, a1):
+            return
+        i = int(np.flatnonzero(a0 != a1)[0]) if fits else 0
+        raise ValueError(
+            "accel depends on the velocity v, but the problem says velocity_dependent=False: at t0 and x0 it "
+            f"gave a[{i}] = {a0[i].item()!r} for v0 and {a1[i].item()!r} for another v (or it is not a "
+            "deterministic function of t and x). Declare velocity_dependent=True -- splitting methods that "
+            "need velocity-independent forces would lose their order silently")
 
     def _warn_if_unstable(self):
         """Before a fixed-step explicit run: a StiffnessWarning when ``h`` is beyond the stability limit.
@@ -352,20 +406,19 @@ class Integrator:
             if math.isnan(fs[L.T_FAIL]):
                 return (f"the state overflowed to inf or nan in the step from t={t:.6g} with h={self.h:.3g}, "
                         "although every evaluation was finite; the solution may be growing without bound")
-            return (f"{what} returned non-finite values (inf or nan) at {where}, in the step from "
-                    f"t={t:.6g} with h={self.h:.3g}; a smaller h or an adaptive method may get through")
+            source = self._nonfinite_source(what)
+            advice = "check it there" if source == "jac" else "a smaller h or an adaptive method may get through"
+            return (f"{source} returned non-finite values (inf or nan) at {where}, in the step from t={t:.6g} "
+                    f"with h={self.h:.3g}; {advice}")
         if status == L.BAD_SHAPE:
-            shape = self._returned_shape(fs[L.T_FAIL])
-            got = f" (an array of shape {shape})" if shape is not None else ""
-            return (f"{what} returned the wrong number of values{got} at {where}; expected an array "
-                    f"of shape {self.problem.shape}")
+            return self._bad_return_message(what, where)
         if status == L.NEWTON_FAILED:
             return (f"Newton's method did not converge at {where} (step from t={t:.6g} with "
                     f"h={self.h:.3g}); use a smaller h, adaptive stepping, or supply the exact Jacobian")
         if status == L.FUNCTION_ERROR:
-            return f"{what} raised {type(exc).__name__}: {exc} (in the step from t={t:.6g})"
+            return f"{self._raiser(exc, what)} raised {type(exc).__name__}: {exc} (in the step from t={t:.6g})"
         if status == L.STEP_UNDERFLOW:
-            why = {L.NONFINITE: f"; {what} returned non-finite values at {where}",
+            why = {L.NONFINITE: f"; {self._nonfinite_source(what)} returned non-finite values at {where}",
                    L.NEWTON_FAILED: f"; Newton's method failed to converge at {where}"}.get(int(ist[L.LAST_FAIL]), "")
             floor = (f"h_min={self._ctrl[L.C_HMIN]:g}" if self._ctrl[L.C_HMIN] > 0
                      else "the resolution of floating point")
@@ -373,25 +426,73 @@ class Integrator:
                     "The solution may be singular there, or the problem stiff (try an implicit method)")
         return f"stopped with status {status}"
 
-    def _returned_shape(self, t):
-        """The shape the user's function returns at time ``t`` and the current state, if it is wrong.
+    def _nonfinite_source(self, what):
+        """Who returned inf or nan: ``jac`` when the Jacobian holds some (the kernels check it as soon
+        as it is taken, and stop), else ``what``."""
+        jac_used = self.problem.jac is not None and self.method.implicit
+        return "jac" if jac_used and not matrix_finite(self._scratch[1]) else what
 
-        The kernels only know that the size was wrong; one more call, at the
-        last good state, tells the shape for the message (None if the call
-        fails or the shape is right there).
+    def _bad_return_message(self, what, where):
+        """The message of BAD_SHAPE: which function returned what, found by calling it once more.
+
+        The kernels only know that a value did not fit.  The problem's
+        function is called at the failure's time and the last good state,
+        then (if that looks right) ``jac``, which the kernels take at a
+        step's start; a call that fails or looks right tells nothing.
+        """
+        p, t = self.problem, self._fs[L.T_FAIL]
+        found = None if p.inplace else self._call_again(p.accel if p.second_order else p.fun, t)
+        if found is None and callable(p.jac) and self.method.implicit:
+            value = self._call_again(p.jac, t, raw=True)
+            if value is not _FAILED and not self._jac_takes(value):
+                return _jac_shape_error(p, value, where)
+        expected = f"expected an array of shape {p.shape}"
+        if found is None:
+            return f"{what} returned the wrong number of values at {where}; {expected}"
+        kind, phrase, advice = found
+        if kind == "shape":
+            return f"{what} returned the wrong number of values ({phrase}) at {where}; {expected}"
+        return f"{what} returned {phrase} at {where}; {advice}"
+
+    def _jac_takes(self, value):
+        """Whether the kernels take ``value`` as the Jacobian: tried on a copy of the run's own."""
+        J = self._scratch[1]
+        if isinstance(J, np.ndarray):
+            return store_matrix(np.empty_like(J), value)
+        return copy.copy(J).set(tuple(value) if isinstance(value, list) else value)
+
+    def _call_again(self, fn, t, raw=False):
+        """What is wrong with what ``fn`` -- the problem's function or jac -- returns at ``t`` and the current state.
+
+        See :func:`_returned`; None when the call fails or the value is right.
+        ``raw``: the value itself, or ``_FAILED``.
+        """
+        try:
+            value = _call(self.problem, fn, t, self._y)
+        except Exception:
+            return _FAILED if raw else None
+        return value if raw else _returned(value, self.problem)
+
+    def _raiser(self, exc, what):
+        """Who raised ``exc`` in a run -- the problem's function, ``jac`` or odekit -- from its traceback.
+
+        Compiled functions leave no frame: then it is ``what``, or "``what``
+        or jac" when the method calls a jac function too.
         """
         p = self.problem
-        if p.inplace:        # writes into a buffer of the right shape: never the culprit
-            return None
-        try:
-            if p.second_order:
-                x, v = self._half(0), self._half(1)
-                shape = np.shape(p.accel(t, x, v, *p.args))
-            else:
-                shape = np.shape(p.fun(t, self.y, *p.args))
-        except Exception:
-            return None
-        return None if shape == p.shape else shape
+        jac = p.jac if callable(p.jac) and self.method.implicit else None
+        roles = {_code_of(p.accel if p.second_order else p.fun): what}
+        if jac is not None:
+            roles[_code_of(jac)] = "jac"
+        frames = list(_frames(exc.__traceback__))
+        for frame in frames:
+            if frame.f_code in roles:
+                return roles[frame.f_code]
+        compiled = not (inspect.isfunction(self._kernels.rhs) and inspect.isfunction(self._kernels.jac))
+        if compiled or None in roles:
+            return f"{what} or jac" if jac is not None else what
+        own = [f.f_code for f in frames if f.f_code.co_filename.startswith(_backend._PACKAGE)]
+        return f"odekit ({own[-1].co_qualname}), not {what}," if own else what
 
     # --- solve(): the whole span, recorded ---------------------------------------
     def _solve(self, t_eval, dense_output):
@@ -635,26 +736,139 @@ def _scratch(method, y, problem, solver):
 
 
 def _first_evaluation_error(problem, code, t0):
-    if problem.second_order:
-        name, call = "accel", lambda: problem.accel(t0, problem.x0, problem.v0, *problem.args)
-        expected = problem.x0.shape
-    else:
-        name, call = "fun", lambda: problem.fun(t0, problem.y0, *problem.args)
-        expected = problem.y0.shape
+    name = "accel" if problem.second_order else "fun"
     if code == L.BAD_SHAPE:
-        return (f"{name} returned an array of shape {np.shape(call())} at t0={t0}; "
-                f"expected the shape of the state, {expected}")
+        value = _call(problem, problem.accel if problem.second_order else problem.fun, t0, problem.initial_state())
+        _, phrase, advice = _returned(value, problem) or (
+            None, "the wrong number of values", f"expected the shape of the state, {problem.shape}")
+        return f"{name} returned {phrase} at t0={t0}; {advice}"
     return f"{name} returned non-finite values (inf or nan) at t0={t0} for the initial state"
 
 
-def _jac_shape_error(problem, t0):
-    """What is wrong with the Jacobian the problem gave at ``t0``."""
+_FAILED = object()
+
+
+def _call(problem, fn, t, u):
+    """``fn`` -- the problem's function or jac -- at ``t`` and the flat state ``u``, as the kernels call it."""
     if problem.second_order:
-        value = problem.jac(t0, problem.x0, problem.v0, *problem.args)
+        x, v = problem.unflatten(u[None])[0]
+        return fn(t, x, v, *problem.args)
+    return fn(t, u.reshape(problem.shape), *problem.args)
+
+
+def _returned(value, problem):
+    """What is wrong with a value the problem's function returned: ``(kind, phrase, advice)``, or None.
+
+    The kernels refuse (see :func:`odekit.kernels.evaluation.store`) None,
+    the wrong number of values, and complex values for a real state.
+    """
+    expected = f"expected an array of shape {problem.shape}"
+    if value is None:
+        return "none", "None", f"{expected} -- is a return statement missing?"
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        return "sequence", f"a {type(value).__name__} that makes no array of numbers", expected
+    if array.dtype.kind == "c" and _real_state(problem):
+        return "complex", "complex values", _complex_advice(problem)
+    if array.dtype.kind not in "biufc":
+        return "dtype", f"values of dtype {array.dtype}", f"{expected} of numbers"
+    if array.size != math.prod(problem.shape):
+        return "shape", f"an array of shape {array.shape}", f"expected the shape of the state, {problem.shape}"
+    return None
+
+
+def _real_state(problem):
+    return (problem.x0 if problem.second_order else problem.y0).dtype.kind != "c"
+
+
+def _complex_advice(problem):
+    start = "x0 and v0" if problem.second_order else "y0"
+    return (f"a real state ({start} real) would lose their imaginary part: give a complex {start} to "
+            "integrate in complex numbers, or keep only the real part")
+
+
+def _is_complex(value):
+    """Whether ``value`` (an array, a sparse matrix or a sequence of them) holds complex numbers."""
+    if isinstance(value, (tuple, list)) and any(hasattr(a, "dtype") for a in value):
+        return any(_is_complex(a) for a in value)
+    try:
+        return (value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype).kind == "c"
+    except (TypeError, ValueError):
+        return False
+
+
+def _jac_value(problem, t, u):
+    """The problem's Jacobian at ``t`` and the flat state ``u``: called, or the constant itself."""
+    return _call(problem, problem.jac, t, u) if callable(problem.jac) else problem.jac
+
+
+def _jac_shape_error(problem, value, where):
+    """What is wrong with the Jacobian ``value`` the problem gave at ``where`` (``t=...``)."""
+    if value is not None and _is_complex(value) and _real_state(problem):
+        return f"jac returned complex values at {where}; {_complex_advice(problem)}"
+    if problem.second_order:
         n = problem.x0.size
-        shapes = [np.shape(a) for a in value] if isinstance(value, (tuple, list)) else np.shape(value)
-        return (f"jac returned {shapes} at t={t0}; expected a pair (A_x, A_v) of ({n}, {n}) "
-                "matrices, the force Jacobians da/dx and da/dv")
-    value = problem.jac(t0, problem.y0, *problem.args) if callable(problem.jac) else problem.jac
-    n = problem.y0.size
-    return f"jac returned {np.size(value)} values (shape {np.shape(value)}) at t={t0}; expected a ({n}, {n}) matrix"
+        expected = f"a pair (A_x, A_v) of ({n}, {n}) matrices, the force Jacobians da/dx and da/dv"
+        got = [np.shape(a) for a in value] if isinstance(value, (tuple, list)) else np.shape(value)
+    else:
+        n = problem.y0.size
+        expected = f"a ({n}, {n}) matrix"
+        got = f"{np.size(value)} values (shape {np.shape(value)})"
+    if value is None:
+        got = "None (is a return statement missing?)"
+    return f"jac returned {got} at {where}; expected {expected}"
+
+
+# An in-place function's output starts as this quiet NaN, whose payload no arithmetic makes:
+# what still holds it was never written (or was read before it was).
+_UNWRITTEN = np.uint64(0x7FF8_0DD0_0BAD_F00D)
+
+
+def _unwritten_error(problem, row, t0):
+    """The message for an in-place function that left entries of its output (``row``) unwritten."""
+    name = "accel" if problem.second_order else "fun"
+    words = row.view(np.uint64).reshape(row.size, -1)         # two words per complex entry
+    unwritten = (words == _UNWRITTEN).any(axis=1)[row.size // 2 if problem.second_order else 0:]
+    if unwritten.all():
+        what = "wrote nothing into its output argument"
+    else:
+        what = (f"left {int(unwritten.sum())} of {unwritten.size} entries of its output argument unwritten "
+                f"(the first at flat index {int(np.flatnonzero(unwritten)[0])})")
+    return (f"{name} (inplace=True) {what} at t0={t0}; it must fill every entry in place (out[:] = ...): "
+            "a returned result or a rebound name is not stored, and the output's old values are not to be read")
+
+
+@contextlib.contextmanager
+def _refusing_complex_writes(problem, W, t0):
+    """An in-place function that writes complex values into a real state: an error, not a lost imaginary part.
+
+    NumPy drops the imaginary part with only a ComplexWarning (compiled, the
+    write does not type, and the Python backend runs it).
+    """
+    if not problem.inplace or W.dtype.kind == "c":
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            yield
+        except np.exceptions.ComplexWarning as exc:
+            name = "accel" if problem.second_order else "fun"
+            raise ValueError(f"{name} (inplace=True) wrote complex values into its output at t0={t0}; "
+                             f"{_complex_advice(problem)}") from exc
+
+
+def _code_of(fn):
+    """The code object that a call of ``fn`` runs as Python, or None (compiled, or not found)."""
+    if hasattr(fn, "py_func"):        # a Numba dispatcher: no Python frame
+        return None
+    fn = getattr(fn, "func", fn)      # functools.partial
+    code = getattr(fn, "__code__", None)
+    return code if code is not None else getattr(getattr(type(fn), "__call__", None), "__code__", None)
+
+
+def _frames(tb):
+    while tb is not None:
+        yield tb.tb_frame
+        tb = tb.tb_next

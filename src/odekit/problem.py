@@ -50,7 +50,20 @@ def _matrix(name, jac, n, dtype):
                        dtype=dtype)
     if jac.shape != (n, n):
         raise ValueError(f"{name} has shape {jac.shape}; expected ({n}, {n}) for a state of {n} values")
+    _finite_matrix(name, jac)
     return jac
+
+
+def _finite_matrix(name, matrix):
+    """Refuse a constant Jacobian with inf or nan, naming the first such entry (as ``checks.finite_entries``)."""
+    if not sparse.issparse(matrix):
+        checks.finite_entries(name, matrix)
+        return
+    coo = matrix.tocoo()
+    bad = np.flatnonzero(~np.isfinite(coo.data))
+    if bad.size:
+        k = bad[0]
+        raise ValueError(f"{name} must be finite, but {name}[{coo.row[k]}, {coo.col[k]}] = {coo.data[k].item()!r}")
 
 
 def _pattern(pattern, n):
@@ -63,6 +76,13 @@ def _pattern(pattern, n):
     matrix = sparse.csc_matrix(pattern)
     matrix.eliminate_zeros()
     return matrix.astype(bool)
+
+
+def _inplace(inplace, name, state):
+    if inplace and state.ndim == 0:
+        raise ValueError(f"inplace=True needs an array state; a scalar {name} cannot be written in place "
+                         f"(give {name} as [{state.item()!r}], or inplace=False)")
+    return inplace
 
 
 def _invariants(invariants):
@@ -140,7 +160,7 @@ class ODEProblem:
         self.invariants = _invariants(invariants)
         self.exact = _callable("exact", exact, allow_none=True)
         self.name = name or getattr(fun, "__name__", "ode")
-        self.inplace = checks.flag("inplace", inplace)
+        self.inplace = _inplace(checks.flag("inplace", inplace), "y0", self.y0)
         self.autonomous = checks.flag("autonomous", autonomous)
 
     @property
@@ -265,7 +285,7 @@ class SecondOrderProblem:
         self.invariants = _invariants(invariants)
         self.exact = _callable("exact", exact, allow_none=True)
         self.name = name or getattr(accel, "__name__", "mechanics")
-        self.inplace = checks.flag("inplace", inplace)
+        self.inplace = _inplace(checks.flag("inplace", inplace), "x0", self.x0)
         self.jac = _callable("jac", jac, allow_none=True)
         self.jac_sparsity = None
         self.autonomous = checks.flag("autonomous", autonomous)

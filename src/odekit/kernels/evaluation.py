@@ -4,10 +4,10 @@ The user's right-hand side reaches the kernels through a small adapter (see
 :mod:`odekit.backend`) with the calling convention ``rhs(t, W, src, dst,
 args)``: it reads the state in row ``src`` of the work matrix ``W``, writes
 the derivative into row ``dst`` and returns False when the user's function
-returned the wrong number of values.  (A force -- the acceleration of a
-second-order problem -- fills only the second half of row ``dst``, where the
-velocity's derivative goes.)  Counting happens here, in the kernel, so the
-user's function is never wrapped in Python to count it.
+returned what does not fit there (see :func:`store`).  (A force -- the
+acceleration of a second-order problem -- fills only the second half of row
+``dst``, where the velocity's derivative goes.)  Counting happens here, in
+the kernel, so the user's function is never wrapped in Python to count it.
 """
 
 import numpy as np
@@ -73,6 +73,8 @@ def continues(fs, t):
 
 
 def _store_loop(W, dst, start, value):
+    if value is None:              # a function that returned None on some path (Numba: an optional)
+        return False
     r = np.asarray(value)
     if r.size != W.shape[1] - start:
         return False
@@ -83,23 +85,34 @@ def _store_loop(W, dst, start, value):
 
 @compiled_as(_store_loop)
 def store(W, dst, start, value):
-    """Copy a user function's result into ``W[dst, start:]``; False if it has the wrong size.
+    """Copy a user function's result into ``W[dst, start:]``; False if it has the wrong size or kind.
 
     How every adapter hands a returned array (or scalar) to the kernels.
+    None, and complex values for a real state (whose imaginary part would
+    be lost), are refused too: compiled, the latter does not even type.
     The compiled loop avoids Numba's broadcasting slice assignment, whose
     error-message machinery lengthens the compilation of every user function;
     it indexes ``r.flat`` (in C order, as ``ravel``), which was faster than
     iterating over ``r.flat``: the copy runs once per evaluation, so on a
     small system it is a visible part of the evaluation's cost.
     """
+    if value is None:
+        return False
     r = np.asarray(value)
-    if r.size != W.shape[1] - start:
+    if r.size != W.shape[1] - start or not keeps_whole(W.dtype, r.dtype):
         return False
     W[dst, start:] = r.ravel()
     return True
 
 
+def keeps_whole(target_dtype, value_dtype):
+    """Whether an array of ``target_dtype`` keeps values of ``value_dtype`` whole: numbers, no complex into real."""
+    return value_dtype.kind in ("biufc" if target_dtype.kind == "c" else "biuf")
+
+
 def _store_matrix_loop(J, value):
+    if value is None:
+        return False
     r = np.asarray(value)
     if r.size != J.size:
         return False
@@ -112,14 +125,17 @@ def _store_matrix_loop(J, value):
 
 @compiled_as(_store_matrix_loop)
 def store_matrix(J, value):
-    """Copy a user's Jacobian (or a constant one) into the matrix ``J``, in C order; False if its size differs.
+    """Copy a user's Jacobian (or a constant one) into the matrix ``J``, in C order; False if it does not fit.
 
-    As :func:`store`, without making ``J`` a row first: Numba's ``reshape``
-    calls into its C helpers, and with it a 3 x 3 Jacobian cost twice as
-    long to hand over.
+    As :func:`store` (None, and complex values for a real ``J``, refused
+    too), without making ``J`` a row first: Numba's ``reshape`` calls into
+    its C helpers, and with it a 3 x 3 Jacobian cost twice as long to hand
+    over.
     """
+    if value is None:
+        return False
     r = np.asarray(value)
-    if r.size != J.size:
+    if r.size != J.size or not keeps_whole(J.dtype, r.dtype):
         return False
     J[...] = r.reshape(J.shape)
     return True
