@@ -60,7 +60,7 @@ def test_a_fixed_step_too_small_to_advance_t_is_refused_naming_h():
     assert f"accepted: h > {floor:.3g}" in done.stdout
 
 
-def test_a_fixed_controller_step_too_small_is_refused_and_the_floor_itself_is_too_small():
+def test_a_fixed_step_at_the_floor_is_refused_and_one_above_it_advances_t():
     prob = odekit.ODEProblem(decay, (1e6, 1e6 + 1.0), [1.0])
     floor = step_floor(prob.t_span)
     assert floor == 10 * np.finfo(float).eps * (1e6 + 1.0)
@@ -105,15 +105,19 @@ def test_the_shootout_names_the_largest_budget_accepted():
 
 # --- 11. output that grows as the run goes -------------------------------------------------
 
+def peak_memory(run):
+    """``(run(), the most bytes it held at once)``, as tracemalloc counts NumPy's arrays."""
+    tracemalloc.start()
+    try:
+        return run(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_tiny_step_with_max_steps_allocates_only_what_it_records():
     # h = 1e-9 over [0, 10] is 1e10 steps: buffers for them all would be 224 GiB
     prob = odekit.ODEProblem(decay, (0.0, 10.0), np.ones(2))
-    tracemalloc.start()
-    try:
-        sol = odekit.solve(prob, "rk4", h=1e-9, max_steps=1000, backend="python")
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    sol, peak = peak_memory(lambda: odekit.solve(prob, "rk4", h=1e-9, max_steps=1000, backend="python"))
     assert sol.status == odekit.Status.MAX_STEPS and len(sol.t) == 1001
     assert peak < 2 ** 20
 
@@ -203,12 +207,7 @@ def test_save_every_is_checked():
 
 def test_save_every_keeps_memory_flat():
     prob = odekit.ODEProblem(decay, (0.0, 1.0), np.ones(2))
-    tracemalloc.start()
-    try:
-        sol = odekit.solve(prob, "rk4", h=1e-5, save_every=1000, backend="python")
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    sol, peak = peak_memory(lambda: odekit.solve(prob, "rk4", h=1e-5, save_every=1000, backend="python"))
     assert len(sol.t) == 101 and sol.t[-1] == 1.0
     assert peak < 2 ** 20       # not the 2.4 MB of every step
 
