@@ -642,8 +642,8 @@ class _Recorder:
             d = int(ist[L.NDENSE])
             n = self.dense_y.shape[1]
             k = self.dense_k[:max(d - 1, 0) * self.stages].reshape(max(d - 1, 0), self.stages, n)
-            dense = DenseOutput(self.dense_t[:d].copy(), self.dense_y[:d].copy(), self.dense_f[:d].copy(),
-                                k.copy(), integ._P if self.stages else np.zeros((0, 0)))
+            dense = DenseOutput(self.dense_t[:d], self.dense_y[:d], self.dense_f[:d], k,
+                                integ._P if self.stages else np.zeros((0, 0)))
         return t, y, dense
 
 
@@ -708,17 +708,18 @@ def _resized_rows(a, rows):
 
 
 def _trimmed(buffer, m, last=None):
-    """The first ``m`` rows, then ``last`` if given.
+    """The first ``m`` rows, then ``last`` if given: a view of the buffer while it has room.
 
-    The buffer itself when that is all of it (a fixed-step run), else a copy.
+    A view, not a copy: a long run's result comes at once (Ctrl-C answers
+    fast), and the buffer's unwritten rows cost no memory -- a large array's
+    pages are only mapped when first written to.
     """
-    if last is None and buffer.shape[0] == m:
-        return buffer
-    out = np.empty((m + (last is not None),) + buffer.shape[1:], dtype=buffer.dtype)
-    out[:m] = buffer[:m]
-    if last is not None:
-        out[m] = last
-    return out
+    if last is None:
+        return buffer[:m]
+    if m == buffer.shape[0]:
+        buffer = _resized_rows(buffer, m + 1)
+    buffer[m] = last
+    return buffer[:m + 1]
 
 
 def _next_slice(size, elapsed, seconds, floor=1):

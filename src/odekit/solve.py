@@ -96,7 +96,9 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         On Ctrl-C, within about 0.1 s (after the step under way): a
         ``KeyboardInterrupt``, so that a program stops as usual, whose
         ``solution`` holds the steps computed so far (status
-        ``Status.INTERRUPTED``).
+        ``Status.INTERRUPTED``).  On the Python backend a Ctrl-C in the
+        first slice of a run (its first thousand steps or so), or a second
+        one, raises a plain ``KeyboardInterrupt`` at once.
     """
     step, name = (controller.h, "controller.h") if isinstance(controller, FixedStep) else (h, "h")
     if step is not None and hasattr(problem, "t_span"):
