@@ -4,6 +4,7 @@ A test of a hang runs the suspect code in a subprocess with a time limit,
 so that the suite itself never hangs.
 """
 
+import dataclasses
 import json
 import os
 import pathlib
@@ -19,16 +20,13 @@ import numpy as np
 import pytest
 
 import odekit
+from conftest import decay
 from odekit import integrator
 from odekit.integrator import step_floor
 
 KEPLER = odekit.problems.kepler(e=0.5, orbits=2)
 SRC = str(pathlib.Path(odekit.__file__).resolve().parents[1])     # this checkout's odekit, for subprocesses
 LIMIT = 60                                                          # seconds a subprocess may take
-
-
-def decay(t, y):
-    return -y
 
 
 def python(code, timeout=LIMIT):
@@ -146,13 +144,13 @@ def little_memory(monkeypatch):
     monkeypatch.setattr(integrator, "_available_memory", lambda: FREE)
 
 
-def oscillator(t, y):
+def harmonic(t, y):
     return np.array([y[1], -y[0]])
 
 
 @pytest.mark.parametrize("method, options", [("rk4", {"h": 1e-3}), ("dp54", {"rtol": 1e-12, "atol": 1e-12})])
 def test_a_run_that_would_outgrow_memory_stops_keeping_its_steps(request, method, options):
-    prob = odekit.ODEProblem(oscillator, (0.0, 100.0), [1.0, 0.0])
+    prob = odekit.ODEProblem(harmonic, (0.0, 100.0), [1.0, 0.0])
     full = odekit.solve(prob, method, backend="python", max_steps=5000, **options)
     request.getfixturevalue("little_memory")
     sol = odekit.solve(prob, method, backend="python", max_steps=5000, **options)
@@ -225,14 +223,17 @@ def test_a_run_cut_into_slices_of_one_step_is_the_same_bit_for_bit(monkeypatch, 
     plain = odekit.solve(KEPLER, method, backend="python", **options)
     monkeypatch.setattr(integrator, "FIRST_SLICE", 1)
     monkeypatch.setattr(integrator, "SLICE_SECONDS", 0.0)
-    family, calls = plain.method.family, []
-    drive = odekit.backend.DRIVES[family]
+    calls, prepare = [], odekit.backend.prepare
 
-    def counted(*args):
-        calls.append(args)
-        return drive(*args)
+    def counting(*args):            # the kernels of the run, with their loop's calls counted
+        kernels, code = prepare(*args)
 
-    monkeypatch.setitem(odekit.backend.DRIVES, family, counted)
+        def drive(*arrays):
+            calls.append(arrays)
+            return kernels.drive(*arrays)
+        return dataclasses.replace(kernels, drive=drive), code
+
+    monkeypatch.setattr(odekit.backend, "prepare", counting)
     sliced = odekit.solve(KEPLER, method, backend="python", **options)
     assert len(calls) >= plain.stats.naccepted              # a call per step
     assert np.array_equal(plain.t, sliced.t) and np.array_equal(plain.y, sliced.y)
