@@ -10,6 +10,10 @@ import contextlib
 import copy
 import inspect
 import math
+import os
+import signal
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -26,6 +30,17 @@ from .theory.stiffness import STARVING_STEPS, StiffnessWarning, fixed_step_warni
 
 NO_LIMIT = 2 ** 62
 EPS = np.finfo(float).eps
+# A compiled loop cannot be interrupted, so the kernel runs in slices of steps and
+# Python, which raises KeyboardInterrupt between them, gets control every SLICE_SECONDS.
+# The first slice has to guess: about FIRST_SLICE_WORK numbers of work arrays
+# touched, FIRST_SLICE steps at most (a few hundred microseconds compiled).
+SLICE_SECONDS = 0.05
+FIRST_SLICE = 1024
+FIRST_SLICE_WORK = 2 ** 17
+# Output buffers of an adaptive run start with START_ROWS rows and double when full;
+# any buffer beyond SMALL_BYTES is allocated only while it leaves half the memory free.
+START_ROWS = 1025
+SMALL_BYTES = 2 ** 26
 
 
 class IntegrationError(RuntimeError):
@@ -42,6 +57,28 @@ class IntegrationError(RuntimeError):
         super().__init__(message)
         self.status = Status(status)
         self.t = self.y = None
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run between two of its steps; what it computed is kept.
+
+    A ``KeyboardInterrupt``, so that Ctrl-C still stops a program (a study
+    that loops over runs stops at once, as with SciPy's ``solve_ivp``), but
+    one that carries the partial result.  An :class:`Integrator` stays at
+    its last step and can go on from there.
+
+    Attributes
+    ----------
+    solution : Solution or None
+        From :func:`odekit.solve`: the steps computed so far, with status
+        ``Status.INTERRUPTED``.
+    t, y : ndarray or None
+        From :meth:`Integrator.record_steps`: the steps taken.
+    """
+
+    def __init__(self, message, solution=None, t=None, y=None):
+        super().__init__(message)
+        self.solution, self.t, self.y = solution, t, y
 
 
 class Integrator:
@@ -112,6 +149,8 @@ class Integrator:
         self._scratch = _scratch(self.method, y, problem, self.linear_solver)
         W = self._scratch[0]
         self._y, self._f = W[L.Y], W[L.F]         # the state and f there: rows of the work matrix
+        work = W.size + (n * n if self.method.implicit else 0)     # numbers a step touches, roughly
+        self._first_slice = max(1, min(FIRST_SLICE, FIRST_SLICE_WORK // work))
         self._fs = np.zeros(L.FS_SIZE)
         self._ist = np.zeros(L.IST_SIZE, dtype=np.int64)
         self._state = RunState(self._fs, self._ist)
@@ -217,7 +256,7 @@ class Integrator:
                 or status not in (L.SUCCESS, L.MAX_STEPS, L.STEP_UNDERFLOW)):
             return None
 
-        if recorder.mode == L.RECORD_STEPS:
+        if recorder.mode == L.RECORD_STEPS and recorder.every == 1:
             steps, states = np.diff(t_out[-102:]), y_out[-102:]
         else:
             steps, states = np.array([(self.t - self.problem.t_span[0]) / max(1, int(self._ist[L.NACCEPT]))]), None
@@ -324,6 +363,8 @@ class Integrator:
         ------
         IntegrationError
             If a step fails; the state stays at the last good step.
+        Interrupted
+            On Ctrl-C; the state is that of the last step taken.
         """
         self._advance(self._direction * math.inf, _at_most_no_limit("n", n), _NoRecording)
         return self.t
@@ -348,16 +389,21 @@ class Integrator:
         Raises
         ------
         IntegrationError
-            If a step fails; the state stays at the last good step, and the
-            error's ``t`` and ``y`` hold the steps taken before it.
+            If a step fails, or the steps would not fit in memory; the state
+            stays at the last good step, and the error's ``t`` and ``y`` hold
+            the steps taken before it.
+        Interrupted
+            On Ctrl-C, with the steps taken in its ``t`` and ``y``.
         """
         recorder = _StepRecorder(self, checks.count("n", n, maximum=NO_LIMIT, accepted="a positive integer up to "
                                                     "2**62 (every step is kept and returned)"))
-        status, exc = self._run(self._direction * math.inf, n, recorder)
-        t, y = recorder.result(self._ist)
+        status, exc = self._interruptible(self._direction * math.inf, n, recorder)
+        t, y = recorder.result()[:2]
         y = self.problem.unflatten(y)
+        if status == L.INTERRUPTED:
+            raise Interrupted(self._message(status, self._direction * math.inf), t=t, y=y)
         if status not in (L.SUCCESS, L.PAUSED):
-            error = IntegrationError(status, self._message(status, self._direction * math.inf, exc))
+            error = IntegrationError(status, self._message(status, self._direction * math.inf, exc, recorder))
             error.t, error.y = t, y
             raise error from exc
         return t, y
@@ -370,17 +416,71 @@ class Integrator:
         return self.t
 
     def _advance(self, t_target, pause_after, recorder):
-        status, exc = self._run(t_target, pause_after, recorder)
+        status, exc = self._interruptible(t_target, pause_after, recorder)
+        if status == L.INTERRUPTED:
+            raise Interrupted(self._message(status, t_target))
         if status not in (L.SUCCESS, L.PAUSED):
             raise IntegrationError(status, self._message(status, t_target, exc)) from exc
 
+    _pressed = None      # while a run defers Ctrl-C: the list in which its handler notes them
+
+    def _interruptible(self, t_target, pause_after, recorder):
+        """:meth:`_run`, stopped by Ctrl-C between two steps with ``INTERRUPTED``.
+
+        A compiled loop cannot be interrupted: it runs in slices, and Python
+        raises the ``KeyboardInterrupt`` as a slice returns, with the run's
+        state that of its last step.  Python code can be interrupted
+        anywhere, half-way through a step: from its second slice on, a run on
+        the Python backend defers a first Ctrl-C to the end of the slice
+        (:meth:`_defer_interrupts`); a Ctrl-C before that, or a second one,
+        raises a plain ``KeyboardInterrupt`` at once.
+        """
+        try:
+            return self._run(t_target, pause_after, recorder)
+        except KeyboardInterrupt:
+            if self._kernels.backend == "python":
+                raise
+            return L.INTERRUPTED, None
+        finally:
+            if self._pressed is not None:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                self._pressed = None
+
+    def _defer_interrupts(self):
+        """Until the run ends, a first Ctrl-C is only noted (in ``_pressed``); a second one raises.
+
+        Only in the main thread and over Python's own handler: anywhere else
+        Ctrl-C goes on as it did.  Not for the first slice, so that short
+        runs -- a step per frame of a game -- do not pay for the handler.
+        """
+        if (self._pressed is not None or threading.current_thread() is not threading.main_thread()
+                or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+            return
+        pressed = self._pressed = []
+
+        def handler(signum, frame):
+            if pressed:
+                raise KeyboardInterrupt
+            pressed.append(signum)
+
+        signal.signal(signal.SIGINT, handler)
+
     def _run(self, t_target, pause_after, recorder):
-        """Drive the kernel until done; grow the recorder's buffers as needed."""
-        k = self._kernels
-        self._fs[L.T_END] = t_target
-        self._ist[L.PAUSE_AFTER] = pause_after
-        self._ist[L.RECORD] = recorder.mode
+        """Drive the kernel to ``t_target`` or ``pause_after`` steps; return ``(status, exception)``.
+
+        The kernel runs in slices of about ``SLICE_SECONDS``; it keeps all
+        its state in the arrays between calls, so the steps are those of one
+        uninterrupted call, bit for bit.  The recorder's buffers grow as needed.
+        """
+        k, fs, ist = self._kernels, self._fs, self._ist
+        fs[L.T_END] = t_target
+        ist[L.RECORD] = recorder.mode
+        ist[L.SAVE_EVERY] = recorder.every
+        end = int(ist[L.NACCEPT]) + pause_after
+        size = self._first_slice
         while True:
+            ist[L.PAUSE_AFTER] = min(size, end - int(ist[L.NACCEPT]))
+            start = time.perf_counter()
             try:
                 # inf and nan are detected and reported by the kernels; as in the
                 # compiled backend, NumPy need not warn about them on the way
@@ -389,11 +489,19 @@ class Integrator:
                                      recorder.output(self._no_output))
             except Exception as exc:  # the user's function raised: keep what was computed
                 return L.FUNCTION_ERROR, exc
-            if status != L.BUFFER_FULL:
+            if self._pressed:
+                return L.INTERRUPTED, None
+            if status == L.BUFFER_FULL:
+                if not recorder.grow(ist):
+                    return L.MEMORY_LIMIT, None
+            elif status != L.PAUSED or ist[L.NACCEPT] >= end:
                 return status, None
-            recorder.grow(self._ist)
+            else:
+                size = _next_slice(size, time.perf_counter() - start, SLICE_SECONDS)
+                if k.backend == "python":
+                    self._defer_interrupts()
 
-    def _message(self, status, t_target, exc=None):
+    def _message(self, status, t_target, exc=None, recorder=None):
         t, fs, ist = self.t, self._fs, self._ist
         where = f"t={fs[L.T_FAIL]:.6g}"
         what = "the force accel" if self.problem.second_order else "fun"
@@ -417,6 +525,10 @@ class Integrator:
                     f"h={self.h:.3g}); use a smaller h, adaptive stepping, or supply the exact Jacobian")
         if status == L.FUNCTION_ERROR:
             return f"{self._raiser(exc, what)} raised {type(exc).__name__}: {exc} (in the step from t={t:.6g})"
+        if status == L.INTERRUPTED:
+            return f"interrupted by Ctrl-C at t={t:.6g} after {int(ist[L.NACCEPT]):,} steps"
+        if status == L.MEMORY_LIMIT:
+            return recorder.memory_message(t, t_target)
         if status == L.STEP_UNDERFLOW:
             why = {L.NONFINITE: f"; {self._nonfinite_source(what)} returned non-finite values at {where}",
                    L.NEWTON_FAILED: f"; Newton's method failed to converge at {where}"}.get(int(ist[L.LAST_FAIL]), "")
@@ -495,27 +607,30 @@ class Integrator:
         return f"odekit ({own[-1].co_qualname}), not {what}," if own else what
 
     # --- solve(): the whole span, recorded ---------------------------------------
-    def _solve(self, t_eval, dense_output):
+    def _solve(self, t_eval, dense_output, save_every=1):
         t0, t1 = self.problem.t_span
-        recorder = _Recorder(self, t_eval, dense_output)
-        status, exc = self._run(t1, NO_LIMIT, recorder)
+        recorder = _Recorder(self, t_eval, dense_output, save_every)
+        status, exc = self._interruptible(t1, NO_LIMIT, recorder)
         k = self._kernels
-        t_out, y_out, dense = recorder.result(self._ist, self._P)
-        message = self._message(status, t1, exc)
+        t_out, y_out, dense = recorder.result()
+        message = self._message(status, t1, exc, recorder)
         if status == L.SUCCESS:
             message = f"The solver reached t_end={t1:.6g}."
         note = self._stiffness_note(status, recorder, t_out, y_out)
         if note:
             message = f"{message.rstrip('.')}. {note}"
-        return Solution(self.problem, self.method, t_out, self.problem.unflatten(y_out),
-                        Stats.from_state(self._ist), status, message, k.backend, k.reason,
-                        dense, exc)
+        sol = Solution(self.problem, self.method, t_out, self.problem.unflatten(y_out),
+                       Stats.from_state(self._ist), status, message, k.backend, k.reason, dense, exc)
+        if status == L.INTERRUPTED:
+            raise Interrupted(f"{message}; the solution so far is this exception's .solution", solution=sol)
+        return sol
 
 
 # --- recording -----------------------------------------------------------------------
 
 class _NoRecording:
     mode = L.RECORD_NONE
+    every = 1
 
     @staticmethod
     def output(nothing):
@@ -523,100 +638,207 @@ class _NoRecording:
 
 
 class _Recorder:
-    """Output buffers that the kernel fills and that grow when full."""
+    """Output buffers that the kernel fills and that grow when full.
 
-    def __init__(self, integ, t_eval, dense_output):
-        y, f, ist = integ._y, integ._f, integ._ist
-        n, dtype = y.size, y.dtype
+    ``rows`` and ``dense_rows`` are the most rows the run can fill (its
+    ``max_steps``, and for a fixed step the grid to ``t_end``, bound them).
+    A buffer of a fixed-step run is that size from the start when it is
+    small enough (:func:`_fits`), and then ends exactly full; the others
+    start at ``START_ROWS`` and double, up to that size, while memory lasts.
+    """
+
+    def __init__(self, integ, t_eval, dense_output, save_every=1):
         t0, t1 = integ.problem.t_span
-        direction = integ._direction
+        steps = _steps_allowed(integ, NO_LIMIT)
+        self.every = save_every
         if t_eval is None:
             self.mode = L.RECORD_STEPS
             self.t_eval = np.zeros(0)
-            cap = _expected_steps(integ) + 1       # and the initial state
+            self.rows = 1 + steps // save_every        # the initial state, then every save_every-th step
         else:
             self.mode = L.RECORD_TEVAL
-            self.t_eval = _check_t_eval(t_eval, t0, t1, direction)
-            cap = max(1, self.t_eval.size)
-        self.out_t = np.empty(cap)
-        self.out_y = np.empty((cap, n), dtype=dtype)
-        if self.mode == L.RECORD_STEPS or (self.t_eval.size and self.t_eval[0] == t0):
-            self.out_t[0] = t0
-            self.out_y[0] = y
-            ist[L.NOUT] = 1
-            ist[L.TEVAL_NEXT] = 1 if self.mode == L.RECORD_TEVAL else 0
+            self.t_eval = _check_t_eval(t_eval, t0, t1, integ._direction)
+            self.rows = max(1, self.t_eval.size)     # written without a check of the size: exact
         own = integ._P.shape[0] > 0 and integ.controller.kind != L.DOUBLING
         self.stages = integ._P.shape[0] if own else 0
-        dcap = (_expected_steps(integ) + 1) if dense_output else 0
+        self.dense_rows = 1 + steps if dense_output else 0
+        exact = isinstance(integ.controller, FixedStep)
+        self._allocate(integ, self.rows if exact or t_eval is not None else min(self.rows, START_ROWS),
+                       self.dense_rows if exact else min(self.dense_rows, START_ROWS))
+        if self.mode == L.RECORD_STEPS or (self.t_eval.size and self.t_eval[0] == t0):
+            self.out_t[0] = t0
+            self.out_y[0] = integ._y
+            integ._ist[L.NOUT] = 1
+            integ._ist[L.TEVAL_NEXT] = 1 if self.mode == L.RECORD_TEVAL else 0
+        integ._ist[L.SINCE_SAVE] = 0
+        if dense_output:
+            self.dense_t[0], self.dense_y[0], self.dense_f[0] = t0, integ._y, integ._f
+            integ._ist[L.NDENSE] = 1
+
+    def _allocate(self, integ, cap, dcap):
+        """Empty buffers of ``cap`` output and ``dcap`` dense rows; smaller ones if those would not fit."""
+        self._integ = integ
+        if not _fits(self._bytes(cap, dcap)):         # start small; those that can will grow
+            dcap = min(dcap, START_ROWS)
+            cap = min(cap, START_ROWS) if self.mode == L.RECORD_STEPS else cap
+        n, dtype = integ._y.size, integ._y.dtype
+        self.out_t = np.empty(cap)
+        self.out_y = np.empty((cap, n), dtype=dtype)
         self.dense_t = np.empty(dcap)
         self.dense_y = np.empty((dcap, n), dtype=dtype)
         self.dense_f = np.empty((dcap, n), dtype=dtype)
         # the stages of step d (from 1) are rows (d - 1) * stages + i
         self.dense_k = np.empty((dcap * self.stages, n), dtype=dtype)
-        if dense_output:
-            self.dense_t[0], self.dense_y[0], self.dense_f[0] = t0, y, f
-            ist[L.NDENSE] = 1
+
+    def _bytes(self, cap, dcap):
+        """Bytes of buffers of ``cap`` output and ``dcap`` dense rows."""
+        y = self._integ._y
+        row = y.size * y.itemsize
+        return cap * (8 + row) + dcap * (8 + (2 + self.stages) * row)
 
     def output(self, nothing=None):
         """The buffers as the loop's :class:`~odekit.kernels.interface.Output` bundle."""
         return Output(self.t_eval, self.out_t, self.out_y, self.dense_t, self.dense_y, self.dense_f, self.dense_k)
 
     def grow(self, ist):
-        """Double whichever buffer is full, keeping its contents."""
-        if self.mode == L.RECORD_STEPS and ist[L.NOUT] >= self.out_t.shape[0]:
-            self.out_t = _doubled(self.out_t)
-            self.out_y = _doubled(self.out_y)
-        if self.dense_t.shape[0] and ist[L.NDENSE] >= self.dense_t.shape[0]:
-            self.dense_t, self.dense_y = _doubled(self.dense_t), _doubled(self.dense_y)
-            self.dense_f, self.dense_k = _doubled(self.dense_f), _doubled(self.dense_k)
+        """Double whichever buffer is full, keeping its contents; False when memory would not allow it."""
+        cap, dcap = self.out_t.shape[0], self.dense_t.shape[0]
+        out = self.mode == L.RECORD_STEPS and ist[L.NOUT] >= cap
+        dense = dcap and ist[L.NDENSE] >= dcap
+        cap = _larger(cap, self.rows) if out else cap
+        dcap = _larger(dcap, self.dense_rows) if dense else dcap
+        if not _fits(self._bytes(cap, dcap)):
+            return False
+        try:
+            if out:
+                self.out_t, self.out_y = _resized_rows(self.out_t, cap), _resized_rows(self.out_y, cap)
+            if dense:
+                self.dense_t, self.dense_y = _resized_rows(self.dense_t, dcap), _resized_rows(self.dense_y, dcap)
+                self.dense_f = _resized_rows(self.dense_f, dcap)
+                self.dense_k = _resized_rows(self.dense_k, dcap * self.stages)
+        except MemoryError:
+            return False
+        return True
 
-    def result(self, ist, P):
+    ADVICE = "keep every k-th step with save_every=k, or only the states at chosen times with t_eval"
+
+    def memory_message(self, t, t_end):
+        """Why the run stopped when its buffers could not grow."""
+        size = self._bytes(self.out_t.shape[0], self.dense_t.shape[0]) / 2 ** 20
+        dense = "; dense_output keeps every step, whatever save_every says" if self.dense_t.shape[0] else ""
+        return (f"the output outgrew the memory at t={t:.6g} before t_end={t_end:.6g}: its buffers hold "
+                f"{size:,.0f} MiB ({int(self._integ._ist[L.NOUT]):,} states), and doubling them would leave "
+                f"less than half the memory free; {self.ADVICE}{dense}")
+
+    def result(self):
+        """``(t, y, dense)``: the recorded rows, and the last state when the run ended between two saved ones."""
+        integ = self._integ
+        ist = integ._ist
+        last = (integ.t, integ._y) if self.mode == L.RECORD_STEPS and ist[L.SINCE_SAVE] else None
         m = int(ist[L.NOUT])
+        t = _trimmed(self.out_t, m, None if last is None else last[0])
+        y = _trimmed(self.out_y, m, None if last is None else last[1])
         dense = None
         if self.dense_t.shape[0]:
             d = int(ist[L.NDENSE])
             n = self.dense_y.shape[1]
             k = self.dense_k[:max(d - 1, 0) * self.stages].reshape(max(d - 1, 0), self.stages, n)
-            dense = DenseOutput(self.dense_t[:d].copy(), self.dense_y[:d].copy(), self.dense_f[:d].copy(),
-                                k.copy(), P if self.stages else np.zeros((0, 0)))
-        return _trimmed(self.out_t, m), _trimmed(self.out_y, m), dense
+            dense = DenseOutput(self.dense_t[:d], self.dense_y[:d], self.dense_f[:d], k,
+                                integ._P if self.stages else np.zeros((0, 0)))
+        return t, y, dense
 
 
 class _StepRecorder(_Recorder):
     """Every step of a run of ``n`` steps from the current state (no dense output)."""
 
+    ADVICE = "record fewer steps per call"
+
     def __init__(self, integ, n):
         self.mode = L.RECORD_STEPS
+        self.every = 1
         self.t_eval = np.zeros(0)
-        self.out_t = np.empty(n + 1)
-        self.out_y = np.empty((n + 1, integ._y.size), dtype=integ._y.dtype)
+        self.rows = 1 + _steps_allowed(integ, n)
+        self.stages = self.dense_rows = 0
+        self._allocate(integ, self.rows, 0)
         self.out_t[0], self.out_y[0] = integ.t, integ._y
         integ._ist[L.NOUT] = 1
-        self.stages = 0
-        self.dense_t = np.empty(0)
-        self.dense_y = self.dense_f = self.dense_k = np.empty((0, integ._y.size), dtype=integ._y.dtype)
-
-    def result(self, ist):
-        m = int(ist[L.NOUT])
-        return _trimmed(self.out_t, m), _trimmed(self.out_y, m)
+        integ._ist[L.SINCE_SAVE] = 0
 
 
-def _trimmed(buffer, m):
-    """The first ``m`` rows: the buffer itself when it is exactly full (a fixed-step run), else a copy."""
-    return buffer if buffer.shape[0] == m else buffer[:m].copy()
+def _steps_allowed(integ, n):
+    """The most steps a run of at most ``n`` can take: ``max_steps``, and a fixed step's grid to ``t_end``.
+
+    The grid counts for a run to ``t_end`` (``n`` is ``NO_LIMIT``) only.
+    """
+    steps = min(n, int(integ._ist[L.MAX_ACCEPT] - integ._ist[L.NACCEPT]))
+    if n == NO_LIMIT and isinstance(integ.controller, FixedStep):
+        steps = min(steps, _expected_steps(integ))
+    return steps
 
 
-def _doubled(a):
-    bigger = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)
+def _fits(nbytes):
+    """Whether output buffers of ``nbytes`` may be allocated: small ones always, others within half the free memory."""
+    return nbytes <= SMALL_BYTES or nbytes <= _available_memory() // 2
+
+
+def _available_memory():
+    """Bytes of memory available to new allocations: Linux's MemAvailable, else the physical memory."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return NO_LIMIT          # unknown: only a MemoryError stops the growth
+
+
+def _larger(cap, rows):
+    """The next size of a buffer of ``cap`` rows that the run fills to at most ``rows``."""
+    return max(cap + 1, min(2 * cap, rows))
+
+
+def _resized_rows(a, rows):
+    """``a`` with ``rows`` rows, the first ones copied."""
+    bigger = np.empty((rows,) + a.shape[1:], dtype=a.dtype)
     bigger[:a.shape[0]] = a
     return bigger
 
 
+def _trimmed(buffer, m, last=None):
+    """The first ``m`` rows, then ``last`` if given: a view of the buffer while it has room.
+
+    A view, not a copy: a long run's result comes at once (Ctrl-C answers
+    fast), and the buffer's unwritten rows cost no memory -- a large array's
+    pages are only mapped when first written to.
+    """
+    if last is None:
+        return buffer[:m]
+    if m == buffer.shape[0]:
+        buffer = _resized_rows(buffer, m + 1)
+    buffer[m] = last
+    return buffer[:m + 1]
+
+
+def _next_slice(size, elapsed, seconds, floor=1):
+    """The number of steps in the next slice of a run whose last slice of ``size`` took ``elapsed`` s.
+
+    Aimed at ``seconds``, from ``floor`` up to 64 times the last.
+    """
+    return int(min(64 * size, max(floor, size * seconds / max(elapsed, 1e-6))))
+
+
 def _expected_steps(integ):
-    """Steps to size the buffers for: exact for fixed steps, a guess when adaptive."""
+    """Steps of a fixed-step run from ``t0`` to ``t_end``: the kernel's grid, exactly.
+
+    Needs a step that the grid resolves across the span (``h`` above
+    :func:`step_floor`, as :func:`odekit.solve` checks): below it
+    ``t0 + k h`` stops changing with ``k`` and the search would not end.
+    """
     t0, t1 = integ.problem.t_span
-    if not isinstance(integ.controller, FixedStep):
-        return 1024
     # the kernel's grid: step k ends at t0 + k h, and the step within 1e-9 h of t1 ends there
     h = integ._direction * integ.controller.h
 
@@ -629,6 +851,16 @@ def _expected_steps(integ):
     while k > 1 and lands(k - 1):
         k -= 1
     return k
+
+
+def step_floor(t_span):
+    """The fixed steps a grid across ``t_span`` cannot resolve: those up to this size.
+
+    The kernels stop with ``STEP_UNDERFLOW`` at a step no longer than
+    ``10 eps |t|``: near the far end of the span such a step no longer
+    tells ``t + h`` from ``t``.
+    """
+    return 10 * EPS * max(abs(t_span[0]), abs(t_span[1]))
 
 
 def _check_t_eval(t_eval, t0, t1, direction):

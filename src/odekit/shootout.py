@@ -23,6 +23,7 @@ import numpy as np
 from . import analysis, checks, problems
 from .analysis.reference import Reference
 from .formatting import text_table
+from .integrator import step_floor
 from .problem import ODEProblem, SecondOrderProblem
 from .registry import Method, method as lookup_method
 from .problems import problem as zoo_problem
@@ -154,11 +155,16 @@ def shootout(problem="kepler", methods=None, budget=1000, t_end=None, *, backend
     checks.callable_or_none("progress", progress, PROGRESS)
     chosen = _methods(prob, methods)
     span = abs(prob.t_span[1] - prob.t_span[0])
+    floor = step_floor(prob.t_span)
     for m in chosen:                     # all steps checked before the first (long) run
         if m.evaluations_per_step / budget > span:
             raise ValueError(f"budget={budget:g} gives {m.name} a step h={m.evaluations_per_step / budget:g} "
                              f"longer than the span {span:g}; "
                              f"accepted: budget >= {m.evaluations_per_step / span:g}")
+        if m.evaluations_per_step / budget <= floor:
+            raise ValueError(f"budget={budget:g} gives {m.name} a step h={m.evaluations_per_step / budget:g} "
+                             f"too small to advance t in floating point across the span (h <= {floor:.3g}); "
+                             f"accepted: budget < {m.evaluations_per_step / floor:g}")
     runs = len(chosen) + (prob.exact is None)
     report = progress if progress is not None else (lambda done, total, label: None)
     reference = _reference(prob, backend, _within(report, 0, runs, "reference"))

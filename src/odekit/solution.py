@@ -20,6 +20,8 @@ class Status(enum.IntEnum):
     BAD_SHAPE = layout.BAD_SHAPE
     NEWTON_FAILED = layout.NEWTON_FAILED
     FUNCTION_ERROR = layout.FUNCTION_ERROR
+    MEMORY_LIMIT = layout.MEMORY_LIMIT
+    INTERRUPTED = layout.INTERRUPTED
 
     def __str__(self):
         # IntEnum prints as its number; a person reading ``print(sol.status)`` wants the name

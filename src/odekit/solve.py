@@ -6,7 +6,7 @@ import time
 
 from . import checks
 from .controllers import FixedStep
-from .integrator import Integrator, _controller, _step_size
+from .integrator import Integrator, _controller, _next_slice, _step_size, step_floor
 from .kernels.layout import PAUSED
 from .registry import method as lookup_method
 from .problem import ODEProblem
@@ -16,7 +16,7 @@ PROGRESS = "a callable progress(done, total, label)"
 
 
 def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None, controller=None,
-          t_eval=None, dense_output=False, max_steps=None, backend="auto", linear_solver="auto",
+          t_eval=None, dense_output=False, save_every=1, max_steps=None, backend="auto", linear_solver="auto",
           progress=None):
     """Integrate ``problem`` over its ``t_span`` with ``method``.
 
@@ -42,7 +42,12 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         Times at which to store the solution (interpolated); by default every
         accepted step is stored.
     dense_output : bool
-        Keep what ``sol(t)`` needs to interpolate anywhere in the span.
+        Keep what ``sol(t)`` needs to interpolate anywhere in the span (every
+        step's data, whatever ``save_every`` says).
+    save_every : int
+        Store every ``save_every``-th accepted step, and the last: the same
+        states as the full run's, in a fraction of its memory.  Not with
+        ``t_eval``.
     max_steps : int, optional
         Accepted steps allowed; default unlimited for fixed steps and
         1,000,000 for adaptive ones; any number from ``2**62`` on means
@@ -71,7 +76,9 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         Always returned, also when the run stops early: ``status``,
         ``success`` and ``message`` say why, and the trajectory computed so
         far is kept.  When an explicit adaptive run starved at its stability
-        limit on a stiff problem, the message says so.
+        limit on a stiff problem, the message says so.  The output grows as
+        the run goes; one that would take more than half the free memory
+        stops with ``Status.MEMORY_LIMIT``, naming ``save_every`` and ``t_eval``.
 
     Warns
     -----
@@ -83,7 +90,15 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     ------
     ValueError, TypeError
         For bad input, before anything is computed: the message names the
-        argument, its value and what is accepted.
+        argument, its value and what is accepted.  A fixed step too small to
+        advance ``t`` across ``t_span`` in floating point is bad input.
+    Interrupted
+        On Ctrl-C, within about 0.1 s (after the step under way): a
+        ``KeyboardInterrupt``, so that a program stops as usual, whose
+        ``solution`` holds the steps computed so far (status
+        ``Status.INTERRUPTED``).  On the Python backend a Ctrl-C in the
+        first slice of a run (its first thousand steps or so), or a second
+        one, raises a plain ``KeyboardInterrupt`` at once.
     """
     step, name = (controller.h, "controller.h") if isinstance(controller, FixedStep) else (h, "h")
     if step is not None and hasattr(problem, "t_span"):
@@ -91,6 +106,16 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         if _step_size(step, name) > span:
             raise ValueError(f"{name}={step!r} is larger than the span |t_end - t0| = {span!r}; "
                              f"accepted: 0 < {name} <= {span!r}")
+        floor = step_floor(problem.t_span)
+        if _fixed(h, adaptive, controller) and _step_size(step, name) <= floor:
+            t_span = tuple(map(float, problem.t_span))
+            raise ValueError(f"{name}={float(step)!r} is too small to advance t in floating point across "
+                             f"t_span={t_span}: a step there must exceed 10 eps max(|t0|, |t_end|) = "
+                             f"{floor:.3g}; accepted: {name} > {floor:.3g}")
+    save_every = checks.count("save_every", save_every)
+    if save_every > 1 and t_eval is not None:
+        raise ValueError(f"save_every={save_every} thins the stored steps, and t_eval stores chosen times "
+                         "instead of steps: give one or the other")
     checks.callable_or_none("progress", progress, PROGRESS)
     dense_output = checks.flag("dense_output", dense_output)
     options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, backend=backend,
@@ -98,7 +123,7 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
                    max_steps=_default_max_steps(max_steps, h, adaptive, controller))
     integ = Integrator(problem, method, **options) if progress is None else \
         _Reporting(problem, method, progress, **options)
-    return integ._solve(t_eval, dense_output)
+    return integ._solve(t_eval, dense_output, save_every)
 
 
 class _Reporting(Integrator):
@@ -130,15 +155,18 @@ class _Reporting(Integrator):
             if status != PAUSED or pause_after <= chunk:
                 return status, exc
             pause_after -= chunk
-            elapsed = time.perf_counter() - start
-            chunk = int(min(64 * chunk, max(self.FIRST_CHUNK, chunk * self.INTERVAL / max(elapsed, 1e-6))))
+            chunk = _next_slice(chunk, time.perf_counter() - start, self.INTERVAL, self.FIRST_CHUNK)
 
 
 def _default_max_steps(max_steps, h, adaptive, controller):
     if max_steps is not None:
         return max_steps
-    fixed = isinstance(controller, FixedStep) or (controller is None and h is not None and not adaptive)
-    return None if fixed else ADAPTIVE_MAX_STEPS
+    return None if _fixed(h, adaptive, controller) else ADAPTIVE_MAX_STEPS
+
+
+def _fixed(h, adaptive, controller):
+    """Whether these options ask for a fixed step."""
+    return isinstance(controller, FixedStep) or (controller is None and h is not None and not adaptive)
 
 
 def solve_ivp(fun, t_span, y0, method="dp54", *, args=(), jac=None, jac_sparsity=None, first_step=None,

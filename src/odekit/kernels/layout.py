@@ -16,6 +16,8 @@ NONFINITE = -3
 BAD_SHAPE = -4
 NEWTON_FAILED = -5
 FUNCTION_ERROR = -6          # raised by the user's function (set in Python)
+MEMORY_LIMIT = -7            # the recorded output would not fit in memory (set in Python)
+INTERRUPTED = -8             # Ctrl-C between two slices of the run (set in Python)
 # Reasons a kernel call returns before the run is over.
 PAUSED = 1                   # the requested number of steps was taken
 BUFFER_FULL = 2              # the Python side grows the output and resumes
@@ -52,7 +54,9 @@ TEVAL_NEXT = 11  # index of the next requested output time
 LAST_FAIL = 12   # code of the last failed step attempt (adaptive runs)
 RECORD = 13      # what to record: RECORD_NONE, RECORD_STEPS or RECORD_TEVAL
 JAC_REUSE = 14   # 1 when the Jacobian in J may serve the next step (simplified Newton)
-IST_FAMILY = 15  # first of the slots a family keeps to itself (its module names them)
+SAVE_EVERY = 15  # RECORD_STEPS writes every SAVE_EVERY-th accepted step
+SINCE_SAVE = 16  # accepted steps since the last one written
+IST_FAMILY = 17  # first of the slots a family keeps to itself (its module names them)
 IST_SIZE = IST_FAMILY + 4
 
 RECORD_NONE = 0
