@@ -65,8 +65,8 @@ def make_drive(step, deriv):
                 if code != SUCCESS:
                     return code
                 ist[HAVE_F] = 1
-            h0 = initial_step(deriv, rhs, args, fs[T], W, Y, F, YNEW, FNEW, direction, ctrl[C_EXPONENT],
-                              tol, ist, fs)
+            h0 = initial_step(deriv, rhs, args, fs[T], t_end, ctrl[C_HMAX], W, Y, F, YNEW, FNEW, direction,
+                              ctrl[C_EXPONENT], tol, ist, fs)
             fs[H] = direction * min(h0, ctrl[C_HMAX])
         while True:
             t = fs[T]
