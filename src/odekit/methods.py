@@ -142,7 +142,7 @@ class Method:
 
     @property
     def dense(self):
-        if self.family == "explicit_rk" and self.coefficients.dense is not None:
+        if self.family == "bdf" or (self.family == "explicit_rk" and self.coefficients.dense is not None):
             return "own"
         return "hermite"
 
@@ -198,7 +198,8 @@ class Method:
             + (", plus two for df/dt unless the problem is declared `autonomous`"
                if self.family == "rosenbrock" and self.coefficients.time_derivative else ""),
             f"- **family** {FAMILIES[self.family]}; dense output: "
-            + ("its own continuous extension" if self.dense == "own" else "cubic Hermite"),
+            + ("the polynomial through its last steps, from its backward differences" if self.family == "bdf"
+               else "its own continuous extension" if self.dense == "own" else "cubic Hermite"),
             f"- **stability** {self.stability}",
             f"- **reference** {self.reference}",
         ]

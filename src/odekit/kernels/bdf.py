@@ -36,16 +36,17 @@ from .primitives import (abs_matvec, axpy, combine, copy_row, copy_scaled, error
                          scaled_difference, shifted_identity)
 
 MAX_ORDER = 5
-D0 = STAGE               # the differences D_0 .. D_7
-YP = STAGE + 8           # the prediction
-PSI = STAGE + 9
-DACC = STAGE + 10        # d = y_new - y_p
-DY = STAGE + 11          # a Newton correction
-FN = STAGE + 12          # f at the Newton iterate
-PEND = STAGE + 13        # d of the last attempt, committed if it was accepted
-TMP = STAGE + 14         # six rows for rescaling the differences
-YT, FT, FB = STAGE + 20, STAGE + 21, STAGE + 22
-WORK_ROWS = STAGE + 23
+KD = STAGE               # the interpolant: D_1 .. D_5 as they would be after the attempt (the "stages")
+D0 = STAGE + 5           # the differences D_0 .. D_7
+YP = STAGE + 13          # the prediction
+PSI = STAGE + 14
+DACC = STAGE + 15        # d = y_new - y_p
+DY = STAGE + 16          # a Newton correction
+FN = STAGE + 17          # f at the Newton iterate
+PEND = STAGE + 18        # d of the last attempt, committed if it was accepted
+TMP = STAGE + 19         # six rows for rescaling the differences
+YT, FT, FB = STAGE + 25, STAGE + 26, STAGE + 27
+WORK_ROWS = STAGE + 28
 NEWTON_ITERATIONS = 4
 MIN_FACTOR = 0.2
 MAX_FACTOR = 10.0
@@ -84,6 +85,26 @@ def rescale(W, RU, order, factor):
         combine(W, TMP + i, -1, 1.0, RU, 12 + i, D0, q + 1)
     for i in range(q + 1):
         copy_row(W, D0 + i, W, TMP + i)
+
+
+@jitable(inline=False)
+def interpolant(W, q, order):
+    """Rows KD..: ``D_1 .. D_order`` as :func:`commit` will make them, and zeros up to ``D_5``.
+
+    With ``y_new`` they are the Newton form of the polynomial through the
+    solution at ``t_new, t_new - h, ...`` (degree ``order``, the order the
+    next step takes, as SciPy's ``BdfDenseOutput``), which
+    :func:`odekit.kernels.dense.interpolate` evaluates: dense output at no
+    evaluation of ``f``.
+    """
+    for j in range(MAX_ORDER, 0, -1):
+        if j > order:
+            copy_scaled(W, KD + j - 1, 0.0, W, DACC)
+        elif j > q:                                # order q + 1: D_{q+1} = d
+            copy_row(W, KD + j - 1, W, DACC)
+        else:                                      # D_j + D_{j+1} + ... + D_q + d, added as commit adds
+            copy_row(W, KD + j - 1, W, D0 + j)
+            axpy(W, KD + j - 1, 1.0, W, DACC if j == q else KD + j)
 
 
 @jitable(inline=False)
@@ -249,6 +270,7 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
         fs[STEP_FACTOR] = min(MAX_FACTOR, safety * best)
     if err > 1.0:                                # rejected (unless the step is fixed)
         fs[STEP_FACTOR] = max(MIN_FACTOR, safety * _factor(err, q + 1))
+    interpolant(W, q, ist[BDF_NEXT] if ist[BDF_NEXT] >= 0 else q)
     fs[CARRY_T] = t
     fs[CARRY_H] = h
     copy_row(W, PEND, W, DACC)

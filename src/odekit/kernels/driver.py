@@ -138,11 +138,11 @@ def make_drive(step, deriv):
                 if not np.isfinite(en):
                     code = NONFINITE
 
-            # --- the derivative at the new point, when the output needs it: only once
+            # --- the derivative at the new point, when Hermite output needs it: only once
             # the step passed, and for t_eval only when a requested time falls in it
-            # (Hermite interpolation; BDF and implicit stages do not give it for free)
-            if code == SUCCESS and en <= 1.0 and not have_fnew and (dense or (
-                    record_teval and not own and ist[TEVAL_NEXT] < t_eval.shape[0]
+            # (implicit stages do not give it for free; an own interpolant needs none)
+            if code == SUCCESS and en <= 1.0 and not have_fnew and not own and (dense or (
+                    record_teval and ist[TEVAL_NEXT] < t_eval.shape[0]
                     and direction * (t_eval[ist[TEVAL_NEXT]] - t_new) <= 0.0)):
                 code = deriv(rhs, args, t_new, W, YNEW, FNEW, ist, fs)
                 have_fnew = True
