@@ -138,14 +138,18 @@ def make_drive(step, deriv):
                 if not np.isfinite(en):
                     code = NONFINITE
 
-            # --- the derivative at the new point, when Hermite output needs it: only once
+            # --- the derivatives at both ends, when Hermite output needs them: only once
             # the step passed, and for t_eval only when a requested time falls in it
-            # (implicit stages do not give it for free; an own interpolant needs none)
-            if code == SUCCESS and en <= 1.0 and not have_fnew and not own and (dense or (
+            # (implicit stages do not give f_new for free, a step that drifts first not
+            # even f; an own interpolant needs neither)
+            if code == SUCCESS and en <= 1.0 and not own and (dense or (
                     record_teval and ist[TEVAL_NEXT] < t_eval.shape[0]
                     and direction * (t_eval[ist[TEVAL_NEXT]] - t_new) <= 0.0)):
-                code = deriv(rhs, args, t_new, W, YNEW, FNEW, ist, fs)
-                have_fnew = True
+                if not have_f:
+                    code = deriv(rhs, args, t, W, Y, F, ist, fs)
+                if code == SUCCESS and not have_fnew:
+                    code = deriv(rhs, args, t_new, W, YNEW, FNEW, ist, fs)
+                    have_fnew = True
 
             # --- accept or reject
             if code != SUCCESS:
