@@ -94,6 +94,9 @@ class Family:
         memory after the state was changed from outside.
     stage_word : str
         What its stages are called in tables ("stages", "kicks").
+    interpolant : str or None
+        How its own dense output is made, for the docs (default: "its own
+        continuous extension").
     """
 
     name: str
@@ -111,6 +114,7 @@ class Family:
     arrays: object = _no_arrays
     restart: object = _keeps_nothing
     stage_word: str = "stages"
+    interpolant: str | None = None
 
     def __str__(self):
         return self.name
@@ -180,7 +184,8 @@ def _bdf_arrays(system, n):
 
 register_family(Family(
     "bdf", "variable-order backward differentiation (multistep, Newton)", BDFCoefficients, bdf_step,
-    implicit=True, self_controlled=True, rows=BDF_ROWS, arrays=_bdf_arrays, restart=bdf_restart))
+    implicit=True, self_controlled=True, own_dense=True, rows=BDF_ROWS, arrays=_bdf_arrays, restart=bdf_restart,
+    interpolant="the polynomial through its last steps, from its backward differences"))
 register_family(Family(
     "radau", "fully implicit collocation (Radau IIA, Newton on decoupled stages)", CollocationTableau,
     radau_step, implicit=True, hold=1.2, rows=RADAU_ROWS, arrays=_radau_arrays))

@@ -48,6 +48,11 @@ class BDFCoefficients:
     def embedded_order(self):
         return None
 
+    def dense_matrix(self):
+        """No columns, five rows: the dense output's "stages" are the differences ``D_1 .. D_5``
+        (see :mod:`odekit.kernels.dense`)."""
+        return np.zeros((5, 0))
+
     def kernel_data(self):
         """``(gamma, alpha, C, G, limits)`` for orders 0..6, ``G = gamma[1:]`` as a row, ``limits = [max_order]``."""
         kappa = [float(k) for k in self.kappa] + [0.0]

@@ -131,7 +131,7 @@ class Method:
 
     @property
     def dense(self):
-        if self.family.own_dense and getattr(self.coefficients, "dense", None) is not None:
+        if self.dense_matrix.shape[0] > 0:
             return "own"
         return "hermite"
 
@@ -154,8 +154,10 @@ class Method:
 
     @cached_property
     def dense_matrix(self):
-        """The continuous extension's matrix, or ``0 x 0`` for cubic Hermite."""
-        return self.coefficients.dense_matrix() if self.dense == "own" else np.zeros((0, 0))
+        """The continuous extension's matrix (see :mod:`odekit.kernels.dense`), or ``0 x 0`` for cubic Hermite."""
+        if self.family.own_dense and hasattr(self.coefficients, "dense_matrix"):
+            return self.coefficients.dense_matrix()
+        return np.zeros((0, 0))
 
     def summary(self):
         """One line: order, stages, evaluations, FSAL, dense output, reference."""
@@ -187,7 +189,8 @@ class Method:
             + (", plus two for df/dt unless the problem is declared `autonomous`"
                if getattr(self.coefficients, "time_derivative", False) else ""),
             f"- **family** {self.family.title}; dense output: "
-            + ("its own continuous extension" if self.dense == "own" else "cubic Hermite"),
+            + (self.family.interpolant if self.dense == "own" and self.family.interpolant
+               else "its own continuous extension" if self.dense == "own" else "cubic Hermite"),
             f"- **stability** {self.stability}",
             f"- **reference** {self.reference}",
         ]

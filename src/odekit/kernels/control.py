@@ -39,7 +39,7 @@ def reject_factor(ctrl, err):
 
 
 @jitable
-def initial_step(deriv, rhs, args, t0, W, y, f, y1, f1, direction, k, tol, ist, fs):
+def initial_step(deriv, rhs, args, t0, t_end, h_max, W, y, f, y1, f1, direction, k, tol, ist, fs):
     """Hairer's starting step (*Solving ODEs I*, II.4, p. 169), unsigned.
 
     Compares the size of ``W[y]`` and its derivative ``W[f]`` to choose
@@ -48,7 +48,17 @@ def initial_step(deriv, rhs, args, t0, W, y, f, y1, f1, direction, k, tol, ist, 
     of local order ``k`` would be near tolerance.  Costs one evaluation of
     ``deriv`` (counted), into row ``f1``; if that fails, the first guess
     ``h0`` is returned and the first step meets the failure itself.
+
+    The probe goes no further than ``h_max`` and the end of the run
+    ``t_end``: a function defined only on the span is never evaluated outside
+    it (SciPy's ``select_initial_step`` bounds its probe so since gh-17341 and
+    gh-8848).  The step returned may be longer; the driver limits it to
+    ``h_max`` and shortens it to land on ``t_end``, as every step.  With
+    ``t_end = t0`` there is no probe, and the step is 0.
     """
+    reach = min(abs(t_end - t0), h_max)
+    if reach == 0.0:
+        return 0.0
     n = W.shape[1]
     d0 = 0.0
     d1 = 0.0
@@ -59,9 +69,13 @@ def initial_step(deriv, rhs, args, t0, W, y, f, y1, f1, direction, k, tol, ist, 
     d0 = math.sqrt(d0 / n)
     d1 = math.sqrt(d1 / n)
     h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    h0 = min(h0, reach)
     for q in range(n):
         W[y1, q] = W[y, q] + direction * h0 * W[f, q]
-    code = deriv(rhs, args, t0 + direction * h0, W, y1, f1, ist, fs)
+    t1 = t0 + direction * h0
+    if direction * (t1 - t_end) > 0.0:      # t0 + (t_end - t0) may round past t_end
+        t1 = t_end
+    code = deriv(rhs, args, t1, W, y1, f1, ist, fs)
     if code != 0:
         return h0
     d2 = 0.0

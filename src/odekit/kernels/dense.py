@@ -2,7 +2,12 @@
 
 A method with its own continuous extension carries a matrix ``P`` with
 ``y(t + theta h) = y + h sum_i K_i sum_j P[i, j] theta^(j+1)`` (for example
-Dormand--Prince's order-4 interpolant).  Every other method uses the cubic
+Dormand--Prince's order-4 interpolant).  A ``P`` with rows but no columns
+says that the "stages" ``K_1, K_2, ...`` are backward differences of the
+solution at spacing ``h`` ending at ``y1`` (BDF's history): the
+interpolant is then their Newton form,
+``y1 + sum_j K_j prod_{i<j} (theta - 1 + i) / (i + 1)``, written from the
+nearer end so that it is exact at both.  Every other method uses the cubic
 Hermite interpolant through ``(y0, f0)`` and ``(y1, f1)``, which is third
 order and exact at both ends.
 """
@@ -29,6 +34,14 @@ def interpolate(P, theta, h, W, y0, y1, f0, f1, k0, out, row):
     ``W`` holds the end points ``y0, y1``, their derivatives ``f0, f1`` and,
     for a method with its own interpolant, the stages from row ``k0`` on.
     """
+    if P.shape[0] > 0 and P.shape[1] == 0:       # backward differences, from the nearer end
+        start = theta < 0.5                        # y0 = y1 - K_1: the same polynomial, exact at theta = 0
+        copy_row(out, row, W, y0 if start else y1)
+        weight = 1.0
+        for j in range(P.shape[0]):
+            weight *= (theta - 1.0 + j) / (j + 1.0)
+            axpy(out, row, theta if start and j == 0 else weight, W, k0 + j)
+        return
     if P.shape[0] > 0:
         copy_row(out, row, W, y0)
         for i in range(P.shape[0]):

@@ -66,8 +66,8 @@ def make_drive(step, deriv):
                 if code != SUCCESS:
                     return code
                 ist[HAVE_F] = 1
-            h0 = initial_step(deriv, rhs, args, fs[T], W, Y, F, YNEW, FNEW, direction, ctrl[C_EXPONENT],
-                              tol, ist, fs)
+            h0 = initial_step(deriv, rhs, args, fs[T], t_end, ctrl[C_HMAX], W, Y, F, YNEW, FNEW, direction,
+                              ctrl[C_EXPONENT], tol, ist, fs)
             fs[H] = direction * min(h0, ctrl[C_HMAX])
         while True:
             t = fs[T]
@@ -143,14 +143,18 @@ def make_drive(step, deriv):
                 if not np.isfinite(en):
                     code = NONFINITE
 
-            # --- the derivative at the new point, when the output needs it: only once
+            # --- the derivatives at both ends, when Hermite output needs them: only once
             # the step passed, and for t_eval only when a requested time falls in it
-            # (Hermite interpolation; BDF and implicit stages do not give it for free)
-            if code == SUCCESS and en <= 1.0 and not have_fnew and (dense or (
-                    record_teval and not own and ist[TEVAL_NEXT] < t_eval.shape[0]
+            # (implicit stages do not give f_new for free, a step that drifts first not
+            # even f; an own interpolant needs neither)
+            if code == SUCCESS and en <= 1.0 and not own and (dense or (
+                    record_teval and ist[TEVAL_NEXT] < t_eval.shape[0]
                     and direction * (t_eval[ist[TEVAL_NEXT]] - t_new) <= 0.0)):
-                code = deriv(rhs, args, t_new, W, YNEW, FNEW, ist, fs)
-                have_fnew = True
+                if not have_f:
+                    code = deriv(rhs, args, t, W, Y, F, ist, fs)
+                if code == SUCCESS and not have_fnew:
+                    code = deriv(rhs, args, t_new, W, YNEW, FNEW, ist, fs)
+                    have_fnew = True
 
             # --- accept or reject
             if code != SUCCESS:

@@ -146,4 +146,4 @@ def implicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, 
         combine(W, ERR, -1, h, T, s + 1, STAGE, s)
         if flags[2] != 0:                    # filtered by (I - h g J)^-1, factored for the last stage
             lu_solve(LU, piv, W, ERR)
-    return overflowed(W, ynew, fs), True, False
+    return overflowed(W, ynew, fs), have_f, False   # f at y only if it was needed (not always)

@@ -226,6 +226,23 @@ def matvec(W, out, A, src):
     W[out] = A @ W[src] if isinstance(A, np.ndarray) else A.matvec(W[src])
 
 
+def _abs_matvec_loop(W, out, A, src):
+    for i in range(A.shape[0]):
+        acc = abs(W[src, 0]) * 0.0
+        for j in range(A.shape[1]):
+            acc += abs(A[i, j]) * abs(W[src, j])
+        W[out, i] = acc
+
+
+@compiled_as(_abs_matvec_loop, cold=True)
+def abs_matvec(W, out, A, src):
+    """``W[out] = |A| @ |W[src]|``, entry by entry (dense: added in the loop's order)."""
+    if not isinstance(A, np.ndarray):
+        W[out] = abs(A.full()) @ np.abs(W[src])
+        return
+    W[out] = np.cumsum(np.abs(A) * np.abs(W[src]), axis=1)[:, -1]
+
+
 def _shifted_identity_loop(M, J, scale):
     n = J.shape[0]
     for i in range(n):

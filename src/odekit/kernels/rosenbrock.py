@@ -8,7 +8,7 @@ time_derivative]``.  Stage ``i`` solves (Hairer & Wanner, *Solving ODEs II*, eq.
                              + h J sum_{j<i} gamma_ij k_j + h^2 d_i f_t,
 
 with ``c`` and ``d`` the row sums of ``alpha`` and ``gamma`` and ``f_t`` the
-time derivative of f (central difference, two evaluations; skipped for
+time derivative of f (:func:`time_difference`, two evaluations; skipped for
 methods without it and for problems declared ``autonomous``, where it is
 zero -- as RODAS's ``IFCN = 0``); then ``y_new = y + sum b_i k_i``.  All
 ``gamma_ii`` are equal.
@@ -16,9 +16,39 @@ zero -- as RODAS's ``IFCN = 0``); then ``y_new = y + sum b_i k_i``.  All
 
 from . import jitable
 from .evaluation import evaluate_finite, increment, linearise, overflowed
-from .layout import C_AUTONOMOUS, C_HAS_JAC, ERR, NEWTON_FAILED, NLU, STAGE, SUCCESS, T_FAIL
+from .layout import C_AUTONOMOUS, C_HAS_JAC, ERR, NEWTON_FAILED, NLU, STAGE, SUCCESS, T0, T_FAIL
 from .primitives import (axpy, combine, copy_row, copy_scaled, lu_factor, lu_solve, matvec, scaled_difference,
                          shifted_identity)
+
+
+@jitable
+def time_difference(rhs, args, t, h, t_start, W, y, f, ft, f1, f2, ist, fs):
+    """``W[ft] = df/dt`` at ``(t, W[y])`` by differences of second order, ``W[f]`` holding f there.
+
+    Central (``t +- dt``) where the run has been on both sides; else -- at the
+    first step, where ``t - dt`` would be before ``t_start`` and perhaps
+    outside the function's domain, or in a step shorter than ``dt`` -- one-sided
+    into the step, ``(4 (f(t + s) - f) - (f(t + 2 s) - f)) / (2 s)``, with
+    ``2 |s|`` at most ``|h|``: f is never evaluated outside ``[t_start, t + h]``.
+    Exactly zero when f does not depend on t.  Two evaluations either way.
+    """
+    dt = increment(t, True)
+    if abs(t - t_start) >= dt and abs(h) >= dt:
+        code = evaluate_finite(rhs, args, t + dt, W, y, f1, ist, fs)
+        if code == SUCCESS:
+            code = evaluate_finite(rhs, args, t - dt, W, y, f2, ist, fs)
+        if code == SUCCESS:
+            scaled_difference(W, ft, f1, f2, 0.5 / dt)
+        return code
+    s = min(dt, 0.5 * abs(h)) if h > 0 else -min(dt, 0.5 * abs(h))
+    code = evaluate_finite(rhs, args, t + s, W, y, f1, ist, fs)
+    if code == SUCCESS:
+        code = evaluate_finite(rhs, args, t + 2.0 * s, W, y, f2, ist, fs)
+    if code == SUCCESS:
+        scaled_difference(W, f1, f1, f, 4.0)
+        scaled_difference(W, f2, f2, f, 1.0)
+        scaled_difference(W, ft, f1, f2, 0.5 / s)
+    return code
 
 
 @jitable
@@ -36,13 +66,9 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, y
         return code, have_f, False
     time_derivative = flags[1] != 0 and ctrl[C_AUTONOMOUS] == 0.0
     if time_derivative:
-        dt = increment(t, True)
-        code = evaluate_finite(rhs, args, t + dt, W, y, ftmp, ist, fs)
-        if code == SUCCESS:
-            code = evaluate_finite(rhs, args, t - dt, W, y, fback, ist, fs)
+        code = time_difference(rhs, args, t, h, fs[T0], W, y, f, ft, ftmp, fback, ist, fs)
         if code != SUCCESS:
             return code, True, False
-        scaled_difference(W, ft, ftmp, fback, 0.5 / dt)
     shifted_identity(LU, J, h * gamma[0, 0])
     ist[NLU] += 1
     if not lu_factor(LU, piv):
