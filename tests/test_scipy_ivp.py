@@ -240,8 +240,8 @@ def test_integration(method, t_span, jac, backend, request):
 def test_integration_work(method, t_span, jac, request):
     backward = t_span[1] < t_span[0]
     if method == "bdf" and backward:
-        known(request, "#13 item 6: bdf's nfev on fun_rational [5, 1] is 42-50 with 3 Jacobians "
-                       "(SciPy's BDF: 25 and 2)")
+        known(request, "bdf, the classical BDF (SciPy's BDF is an NDF: odekit's ndf, which passes), "
+                       "takes 11 steps and 3 Jacobians on fun_rational [5, 1] (SciPy's BDF: 10 and 2)")
     if method == "radau5" and backward:
         known(request, "defect: radau5 on fun_rational [5, 1] takes nfev 46, njev 3, nlu 10 for 5 "
                        "steps (SciPy's Radau: 36, 2, 8); its third step is 1.39 where SciPy's "
@@ -278,10 +278,7 @@ def test_integration_complex(method, jac, backend):
 # scipy: test_integration_complex (the counts of work)
 @pytest.mark.parametrize("jac", [None, jac_complex], ids=["fd", "jac"])
 @pytest.mark.parametrize("method", methods("RK23", "RK45", "DOP853", "BDF"))
-def test_integration_complex_work(method, jac, request):
-    if implicit(method):
-        known(request, "#13 item 6: on fun_complex ndf takes SciPy's BDF's 11 steps exactly, and bdf "
-                       "10, but spends nfev 35-36 (bdf 32-33) where SciPy spends 24")
+def test_integration_complex_work(method, jac):
     res = complex_decay(method, jac, "python")
     s = res.stats
     assert scipy_nfev(res, jac) < 25
@@ -331,8 +328,9 @@ def test_integration_const_jac(method, sparse, backend, request):
     if method == "ndf":
         known(request, ERROR_SCALE)
     if method == "bdf":
-        known(request, "#13 item 6: bdf's dense output on fun_linear is 16.7 tolerance units off "
-                       "(bound 15; SciPy's BDF 11.2)")
+        known(request, "bdf, the classical BDF (SciPy's BDF is an NDF), ends its steps on fun_linear "
+                       "9.1 tolerance units off and interpolates 16.8 off (bound 15); SciPy's BDF: 7.1 "
+                       "and 11.2")
     res = linear(method, sparse, backend)
     assert_accurate(res, sol_linear, [0, 2], 1e-3, 1e-6, bound=10, dense_bound=15, midpoint=False)
     assert_allclose(res.sol(res.t), res.y, rtol=1e-14, atol=1e-14)
@@ -737,14 +735,10 @@ def test_initial_state_finiteness(f0_fill):
 
 # --- the span is respected: regression tests --------------------------------------------
 
-PROBE = "#13 item 1: the first-step probe evaluates fun outside the span"
-
-
 # scipy: test_tbound_respected_small_interval (gh-17341)
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", methods("RK23", "RK45", "DOP853", "Radau", "BDF"))
-def test_tbound_respected_small_interval(method, backend, request):
-    known(request, PROBE)
+def test_tbound_respected_small_interval(method, backend):
     SMALL = 1e-4
 
     def f(t, y):
@@ -771,8 +765,7 @@ def gh8848(t, p):
 # scipy: test_tbound_respected_larger_interval (gh-8848; SciPy's test runs RK45 only, by a slip)
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", methods("RK23", "RK45", "DOP853", "Radau", "BDF"))
-def test_tbound_respected_larger_interval(method, backend, request):
-    known(request, PROBE)
+def test_tbound_respected_larger_interval(method, backend):
     result = solve(ODEProblem(gh8848, (-17, 2), np.array([1, -11])), method, atol=1e-8, rtol=1e-5,
                    controller=control(method, h_max=0.03), backend=backend)
     assert result.success, result.message
@@ -787,8 +780,7 @@ def reactions_func(t, y):
 # scipy: test_tbound_respected_oscillator (gh-9198; SciPy's test runs RK45 only, by a slip)
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", methods("RK23", "RK45", "DOP853", "Radau", "BDF"))
-def test_tbound_respected_oscillator(method, backend, request):
-    known(request, PROBE)
+def test_tbound_respected_oscillator(method, backend):
     t0, t1 = 100.0, 200.0
     init_state = np.array([134.08298555, 138.82348612, 100., 0.])
     result = solve(ODEProblem(reactions_func, (t0, t1), init_state), method, dense_output=True,
