@@ -78,3 +78,56 @@ def test_a_retried_step_differences_its_jacobian_against_f_at_its_own_start():
     assert sol.success, sol.message
     assert sol.stats.nrejected <= 5 and sol.stats.nfev < 1000, sol.stats
     assert np.max(np.abs(sol.y.sum(axis=1) - 1.0)) < 1e-10
+
+
+E5_RATES = (7.89e-10, 1.1e7, 1.13e3, 1e6)   # A, B, C, M of the Bari test set's E5 (stiff DETEST E5)
+
+
+def e5(t, y):
+    A, B, C, M = E5_RATES
+    return np.array([-A * y[0] - B * y[0] * y[2],
+                     A * y[0] - M * C * y[1] * y[2],
+                     A * y[0] - M * C * y[1] * y[2] - B * y[0] * y[2] + C * y[3],
+                     B * y[0] * y[2] - C * y[3]])
+
+
+def e5_jac(t, y):
+    A, B, C, M = E5_RATES
+    return np.array([[-A - B * y[2], 0.0, -B * y[0], 0.0],
+                     [A, -M * C * y[2], -M * C * y[1], 0.0],
+                     [A - B * y[2], -M * C * y[2], -M * C * y[1] - B * y[0], C],
+                     [B * y[2], 0.0, B * y[0], -C]])
+
+
+E5_Y0 = [1.76e-3, 0.0, 0.0, 0.0]
+E5_ATOL = 1.7e-24
+
+
+@pytest.mark.parametrize("rtol", [1e-3, 1e-6])
+def test_rodas4_solves_e5_to_its_tolerance_while_e5_is_well_conditioned(rtol):
+    """To t = 1e6 (y2, y3 ~ 2e-13) rodas4 with the exact Jacobian errs by 0.06 and 0.01 tolerance
+    units (radau5: 0.003, 0.02), and keeps the linear invariant y2 - y3 - y4 = 0 to rounding."""
+    from scipy.integrate import solve_ivp
+
+    ref = solve_ivp(e5, (0.0, 1e6), E5_Y0, method="Radau", rtol=1e-12, atol=1e-32, jac=e5_jac).y[:, -1]
+    sol = odekit.solve(odekit.ODEProblem(e5, (0.0, 1e6), E5_Y0, jac=e5_jac), "rodas4", rtol=rtol, atol=E5_ATOL,
+                       backend="python")
+    assert np.max(np.abs(sol.y[-1] - ref) / (E5_ATOL + rtol * np.abs(ref))) < 0.1
+    assert abs(sol.y[-1, 1] - sol.y[-1, 2] - sol.y[-1, 3]) < 1e-19
+
+
+@pytest.mark.parametrize("name", ["rodas4", "radau5", "bdf"])
+def test_e5_at_t_1e13_is_decided_by_rounding(name):
+    """Bari's E5 to t = 1e13 asks for y2 = 8.87e-23, y3 = 8.85e-23 at atol 1.7e-24.  There y2 and y3
+    decay as 1/(M C t) only while y2 - y3 - y4 = 0 holds to far below 1e-22; rounding of terms up to
+    1e-7 breaks it by 1e-22 .. 1e-20 in any double-precision run (SciPy's Radau at rtol 1e-12 too),
+    and whichever of y2, y3 is ahead survives.  So a change of y2(0) by 1e-22 -- below the rounding
+    of y1(0) = 1.76e-3 -- changes the end state by more than the answer: every method is 50 to
+    16,000 tolerance units off there, rodas4 no more than radau5 and bdf."""
+    ends = []
+    for y2 in (0.0, 1e-22):
+        prob = odekit.ODEProblem(e5, (0.0, 1e13), [1.76e-3, y2, 0.0, 0.0], jac=e5_jac)
+        sol = odekit.solve(prob, name, rtol=1e-6, atol=E5_ATOL, backend="python")
+        assert sol.success, sol.message
+        ends.append(sol.y[-1])
+    assert np.max(np.abs(ends[1][1:3] - ends[0][1:3])) > 1e-22

@@ -125,7 +125,9 @@ register(Method(
     reference=HW + ", IV.7 (Table 7.2 and the code RODAS): 6 stages, order 4 with an embedded order 3, "
               "coefficients rounded to 16 digits",
     stability="L-stable (R(∞) = 0), stiffly accurate; one Jacobian and one LU per step, no Newton "
-              "iteration (needs the exact Jacobian for its order)"))
+              "iteration (needs the exact Jacobian for its order, and for linear invariants: with "
+              "central differences, good to about 1e-12, E5's y2 - y3 - y4 = 0 drifted to 1e-18 by "
+              "t = 1e6 instead of 4e-21, 4 tolerance units at rtol 1e-6)"))
 
 _BDF_REFERENCE = ("Shampine & Reichelt, SIAM J. Sci. Comput. 18 (1997): quasi-constant step in backward "
                   "differences (Byrne & Hindmarsh, ACM TOMS 1 (1975)), order and step chosen per step, "
