@@ -73,8 +73,8 @@ class DenseOutput:
 
     t: np.ndarray          # step end points, t[0] = t0
     y: np.ndarray          # flat states at t
-    f: np.ndarray          # derivatives at t
-    k: np.ndarray          # stages of each step (own interpolant) or empty
+    f: np.ndarray          # derivatives at t (cubic Hermite only)
+    k: np.ndarray          # stages of each step (own interpolant; BDF: its differences) or empty
     P: np.ndarray          # the method's dense matrix, or 0 x 0 for Hermite
 
     def __call__(self, t):
