@@ -539,8 +539,11 @@ class Integrator:
         return f"stopped with status {status}"
 
     def _nonfinite_source(self, what):
-        """Who returned inf or nan: ``jac`` when the Jacobian holds some (the kernels check it as soon
-        as it is taken, and stop), else ``what``."""
+        """Who returned inf or nan: ``jac`` when the Jacobian holds some, else ``what``.
+
+        The kernels check the user's Jacobian as soon as it is taken, so one
+        left in ``J`` with inf or nan is what failed.
+        """
         jac_used = self.problem.jac is not None and self.method.implicit
         return "jac" if jac_used and not matrix_finite(self._scratch[1]) else what
 
