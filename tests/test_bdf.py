@@ -212,3 +212,15 @@ def test_interpolation_adds_little_to_the_error_of_the_steps(name, rtol, atol, s
     if name == "ndf":
         ref = solve_ivp(rational, span, prob.y0, method="BDF", rtol=rtol, atol=atol, t_eval=t_eval)
         assert units(t_eval, sol.y) <= 1.1 * units(t_eval, ref.y.T)
+
+
+def test_method_control_options_bound_bdf_steps():
+    """MethodControl's factor_max is BDF's growth limit: the default 10 lets Robertson's steps grow
+    more than fivefold at once, factor_max=2 never more than twice."""
+    prob = odekit.problems.robertson().with_span((0.0, 1e5))
+    free = odekit.solve(prob, "bdf", rtol=1e-6, atol=1e-10, backend="python")
+    held = odekit.solve(prob, "bdf", controller=odekit.MethodControl(factor_max=2.0), rtol=1e-6, atol=1e-10,
+                        backend="python")
+    assert free.success and held.success
+    assert np.max(np.diff(free.t)[1:] / np.diff(free.t)[:-1]) > 5.0
+    assert np.max(np.diff(held.t)[1:] / np.diff(held.t)[:-1]) <= 2.0 * (1 + 1e-12)

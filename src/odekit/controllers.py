@@ -152,9 +152,11 @@ class StepDoubling(_Adaptive):
 class MethodControl(_Adaptive):
     """The method chooses its own steps (and order): variable-order BDF.
 
-    Only ``h0``, ``h_min`` and ``h_max`` apply; safety and the factor limits
-    are the method's own (see :mod:`odekit.kernels.bdf`).  The first step,
-    when not given, is Hairer's choice for a first-order method.
+    Every option applies: the method picks its step and order from its error
+    estimates, then ``safety`` (lowered after a slow Newton iteration, as in
+    ode15s) and ``factor_min``/``factor_max`` bound the change, as for the
+    other controllers (see :mod:`odekit.kernels.bdf`).  The first step, when
+    not given, is Hairer's choice for a first-order method.
     """
 
     kind = SELF

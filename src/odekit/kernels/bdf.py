@@ -31,8 +31,8 @@ import numpy as np
 
 from . import jitable
 from .evaluation import continues, evaluate_finite, newton_start, overflowed, retake_jacobian
-from .layout import (C_NEWTON, CARRY_H, CARRY_T, ERR, FS_FAMILY, IST_FAMILY, JAC_REUSE, LU_HG, NEWTON_FAILED,
-                     NLU, STAGE, STEP_FACTOR, SUCCESS, T_FAIL)
+from .layout import (C_FMAX, C_FMIN, C_NEWTON, C_SAFETY, CARRY_H, CARRY_T, ERR, FS_FAMILY, IST_FAMILY, JAC_REUSE,
+                     LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_FACTOR, SUCCESS, T_FAIL)
 from .primitives import (abs_matvec, axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve,
                          scaled_difference, shifted_identity)
 
@@ -54,8 +54,6 @@ BDF_ORDER = IST_FAMILY       # the current order
 BDF_EQUAL = IST_FAMILY + 1   # steps taken at the current step and order
 BDF_NEXT = IST_FAMILY + 2    # the order the last attempt chose if accepted; -1 = unchanged
 NEWTON_ITERATIONS = 4
-MIN_FACTOR = 0.2
-MAX_FACTOR = 10.0
 
 
 def history_matrix():
@@ -265,7 +263,8 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
         return code, have_f, False
     copy_scaled(W, ERR, econst[q], W, DACC)
     err = error_norm(W, ERR, y, ynew, tol)       # the driver's norm of the same estimate
-    safety = 0.9 * (2 * NEWTON_ITERATIONS + 1) / (2 * NEWTON_ITERATIONS + iterations)
+    # the controller's safety and limits (MethodControl's options), lowered when Newton was slow as ode15s does
+    safety = ctrl[C_SAFETY] * (2 * NEWTON_ITERATIONS + 1) / (2 * NEWTON_ITERATIONS + iterations)
     ist[BDF_NEXT] = -1
     fs[STEP_FACTOR] = 1.0                        # until q + 1 equal steps: keep h and q
     if ist[BDF_EQUAL] + 1 >= q + 1:
@@ -284,9 +283,9 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
             if fp > best:
                 best, delta = fp, 1
         ist[BDF_NEXT] = q + delta
-        fs[STEP_FACTOR] = min(MAX_FACTOR, safety * best)
+        fs[STEP_FACTOR] = min(ctrl[C_FMAX], safety * best)
     if err > 1.0:                                # rejected (unless the step is fixed)
-        fs[STEP_FACTOR] = max(MIN_FACTOR, safety * _factor(err, q + 1))
+        fs[STEP_FACTOR] = max(ctrl[C_FMIN], safety * _factor(err, q + 1))
     interpolant(W, q, ist[BDF_NEXT] if ist[BDF_NEXT] >= 0 else q)
     fs[CARRY_T] = t
     fs[CARRY_H] = h
