@@ -16,7 +16,7 @@ from .control import accepted, initial_step, rejected
 from .dense import interpolate
 from .layout import (
     BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_HMAX, C_HMIN, C_KIND, C_ORDER,
-    CARRY_H, DOUBLING, ERR, F, FHALF, FIXED, FNEW, H, HAVE_F, KSTEP, LAST_FAIL,
+    CARRY_H, DOUBLING, ERR, F, FHALF, FIXED, FNEW, H, HAVE_F, JAC_NONFINITE, KSTEP, LAST_FAIL,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
     PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SAVE_EVERY, SINCE_SAVE, STAGE, STEP_UNDERFLOW, SUCCESS, T, T0,
     T_END, TEVAL_NEXT, Y, YFULL, YHALF, YNEW,
@@ -158,6 +158,8 @@ def make_drive(step, deriv):
 
             # --- accept or reject
             if code != SUCCESS:
+                if code == JAC_NONFINITE:      # no smaller step cures it (see evaluation.jacobian)
+                    return NONFINITE
                 if kind == FIXED or code == BAD_SHAPE:
                     return code
                 ist[LAST_FAIL] = code

@@ -21,6 +21,8 @@ INTERRUPTED = -8             # Ctrl-C between two slices of the run (set in Pyth
 # Reasons a kernel call returns before the run is over.
 PAUSED = 1                   # the requested number of steps was taken
 BUFFER_FULL = 2              # the Python side grows the output and resumes
+# A failed attempt that no smaller step cures: the driver stops with NONFINITE at once.
+JAC_NONFINITE = -9           # the user's Jacobian holds inf or nan (see evaluation.jacobian)
 
 # --- float state ``fs`` --------------------------------------------------------
 T = 0            # current time
