@@ -7,7 +7,7 @@ import time
 from . import checks
 from .controllers import FixedStep
 from .integrator import Integrator, _controller, _next_slice, _step_size, step_floor
-from .kernels.layout import PAUSED
+from .kernels.layout import INTERRUPTED, PAUSED
 from .registry import method as lookup_method
 from .problem import ODEProblem
 
@@ -151,7 +151,13 @@ class _Reporting(Integrator):
         while True:
             start = time.perf_counter()
             status, exc = super()._run(t_target, min(chunk, pause_after), recorder)
+            if self.backend == "python":
+                # from the first report on, as Integrator._run does from its second slice:
+                # a chunk of slow steps may be a single slice, which would never defer Ctrl-C
+                self._defer_interrupts()
             self._progress(min(abs(self.t - t0), total), total, "t")
+            if self._pressed:                   # Ctrl-C while the progress was reported
+                return INTERRUPTED, None
             if status != PAUSED or pause_after <= chunk:
                 return status, exc
             pause_after -= chunk
