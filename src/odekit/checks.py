@@ -167,11 +167,11 @@ def finite_entries(name, values):
     return values
 
 
-def state(name, value):
-    """A non-empty, finite array of real or complex numbers, as float64 or complex128."""
+def state(name, value, empty=False):
+    """A non-empty (or with ``empty``, any) finite array of real or complex numbers, as float64 or complex128."""
     values = array(name, value, COMPLEX, "an array of real or complex numbers")
     values = values.astype(np.complex128 if values.dtype.kind == "c" else np.float64)
-    if values.size == 0:
+    if values.size == 0 and not empty:
         raise ValueError(f"{name} is empty; accepted: at least one number")
     return finite_entries(name, values)
 
@@ -182,8 +182,8 @@ def times(name, value):
     return finite_entries(name, values.astype(float))
 
 
-def time_span(name, value):
-    """A pair ``(t0, t_end)`` of finite real numbers with ``t_end != t0`` and a finite length."""
+def time_span(name, value, zero=False):
+    """A pair ``(t0, t_end)`` of finite real numbers with ``t_end != t0`` (unless ``zero``) and a finite length."""
     accepted = "a pair of numbers (t0, t_end)"
     try:
         pair = tuple(value) if not isinstance(value, (str, bytes)) else ()
@@ -200,7 +200,7 @@ def time_span(name, value):
         t0 = t1 = math.inf
     if not (math.isfinite(t0) and math.isfinite(t1)):
         raise ValueError(f"{name} must be finite, got {value!r}")
-    if t0 == t1:
+    if t0 == t1 and not zero:
         raise ValueError(f"{name} has zero length: t0 = t_end = {t0!r}; accepted: t_end != t0 "
                          "(t_end < t0 integrates backward)")
     if not math.isfinite(t1 - t0):

@@ -87,6 +87,9 @@ class Integrator:
     Parameters
     ----------
     problem : ODEProblem or SecondOrderProblem
+        With a span of some length and a state of some size: see
+        :func:`odekit.solve` for why (:func:`odekit.solve_ivp` takes both
+        as SciPy does, and returns the initial state).
     method : str or Method
         Any registered name or alias (see :func:`odekit.methods`).
     h : float, optional

@@ -84,9 +84,11 @@ class DenseOutput:
         lo, hi = min(self.t[0], self.t[-1]), max(self.t[0], self.t[-1])
         if np.any((t < lo) | (t > hi)):
             raise ValueError(f"t must lie within the solved span [{lo}, {hi}], got {t}")
+        flat = np.atleast_1d(t)
+        if lo == hi:                    # solve_ivp's span of zero length: nothing but the state at t0
+            return np.repeat(self.y[:1], flat.size, axis=0), t.ndim == 0
         forward = self.t[-1] >= self.t[0]
         key = self.t if forward else -self.t
-        flat = np.atleast_1d(t)
         idx = np.clip(np.searchsorted(key, flat if forward else -flat, side="right") - 1,
                       0, len(self.t) - 2)
         out = np.empty((flat.size, self.y.shape[1]), dtype=self.y.dtype)
