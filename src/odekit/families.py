@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .kernels.bdf import WORK_ROWS as BDF_ROWS, bdf_restart, bdf_step, history_matrix
-from .kernels.driver import make_drive
+from .kernels.driver import keeps_nothing, make_drive
 from .kernels.evaluation import first_order_derivative
 from .kernels.explicit_rk import explicit_rk_step
 from .kernels.implicit_rk import implicit_rk_step
@@ -43,10 +43,6 @@ from .tableau import ButcherTableau, CollocationTableau, RosenbrockTableau
 
 def _no_arrays(system, n):
     return ()
-
-
-def _keeps_nothing(fs, ist):
-    """A family without private memory beyond the shared slots."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,7 +108,7 @@ class Family:
     hold: float = 1.0
     rows: int | None = None
     arrays: object = _no_arrays
-    restart: object = _keeps_nothing
+    restart: object = keeps_nothing
     stage_word: str = "stages"
     interpolant: str | None = None
 
@@ -140,7 +136,7 @@ class Family:
     @cached_property
     def drive(self):
         """The family's integration loop (its stepper inlined), made once."""
-        return make_drive(self.step, self.deriv)
+        return make_drive(self.step, self.deriv, self.restart)
 
     @property
     def builtin(self):

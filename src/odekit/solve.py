@@ -6,7 +6,10 @@ import time
 
 from . import checks
 from .controllers import FixedStep
-from .integrator import Integrator, _controller, _next_slice, _step_size, step_floor
+from .events import SAMPLES
+from .integrator import Integrator, _next_slice
+from .recording import step_floor
+from .runsetup import controller as _controller, step_size as _step_size
 from .kernels.layout import PAUSED
 from .registry import method as lookup_method
 from .problem import ODEProblem
@@ -17,7 +20,7 @@ PROGRESS = "a callable progress(done, total, label)"
 
 def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None, controller=None,
           t_eval=None, dense_output=False, save_every=1, max_steps=None, backend="auto", linear_solver="auto",
-          progress=None):
+          progress=None, events=None, event_samples=SAMPLES, max_events=None):
     """Integrate ``problem`` over its ``t_span`` with ``method``.
 
     Parameters
@@ -69,6 +72,18 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         ``total = |t_end - t0|``, and ``label = "t"``.  The run is the same,
         bit for bit, as without it: the loop pauses between its steps, with
         all its state (step size, controller memory, carried forces) kept.
+    events : Event, callable or list of them, optional
+        Conditions to watch for (collisions, thresholds), besides the
+        problem's own: see :class:`odekit.Event`.  SciPy's event functions,
+        with attributes ``terminal`` and ``direction``, are taken as they are.
+        The solution's ``events``, ``t_events`` and ``y_events`` say what
+        happened; a terminal event ends the run with ``Status.EVENT``.
+    event_samples : int
+        Points inside each step, besides its end, at which the events' ``g``
+        are looked at: a component that changes sign twice between two of
+        them is not seen.
+    max_events : int, optional
+        Stop with ``Status.MAX_EVENTS`` after this many events.
 
     Returns
     -------
@@ -119,8 +134,8 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     checks.callable_or_none("progress", progress, PROGRESS)
     dense_output = checks.flag("dense_output", dense_output)
     options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, backend=backend,
-                   linear_solver=linear_solver,
-                   max_steps=_default_max_steps(max_steps, h, adaptive, controller))
+                   linear_solver=linear_solver, events=events, event_samples=event_samples,
+                   max_events=max_events, max_steps=_default_max_steps(max_steps, h, adaptive, controller))
     integ = Integrator(problem, method, **options) if progress is None else \
         _Reporting(problem, method, progress, **options)
     return integ._solve(t_eval, dense_output, save_every)
