@@ -83,6 +83,10 @@ class Family:
     hold : float
         The controller keeps ``h`` when it would grow by a factor in
         ``[1, hold]``: worth it where a new ``h`` costs a new LU.
+    predictive : bool
+        :class:`~odekit.PIController` runs Gustafsson's predictive control
+        for it by default (RADAU5's choice, where a rejected step or a new
+        ``h`` costs new LU factors).
     rows : int or None
         Rows of the work matrix; ``None``: the stages plus ``FAMILY_ROWS``.
     arrays : function
@@ -110,6 +114,7 @@ class Family:
     second_order: bool = False
     own_dense: bool = False
     hold: float = 1.0
+    predictive: bool = False
     rows: int | None = None
     arrays: object = _no_arrays
     restart: object = _keeps_nothing
@@ -188,7 +193,7 @@ register_family(Family(
     interpolant="the polynomial through its last steps, from its backward differences"))
 register_family(Family(
     "radau", "fully implicit collocation (Radau IIA, Newton on decoupled stages)", CollocationTableau,
-    radau_step, implicit=True, hold=1.2, rows=RADAU_ROWS, arrays=_radau_arrays))
+    radau_step, implicit=True, hold=1.2, predictive=True, rows=RADAU_ROWS, arrays=_radau_arrays))
 register_family(Family(
     "explicit_rk", "explicit Runge-Kutta", ButcherTableau, explicit_rk_step,
     accepts=lambda c: c.explicit, own_dense=True))

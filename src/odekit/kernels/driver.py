@@ -172,7 +172,7 @@ def make_drive(step, deriv):
                     fs[H] = h * rejected(ctrl, en, fs)
                     after_reject = True
                     continue
-                factor = accepted(ctrl, en, fs, after_reject)
+                factor = accepted(ctrl, en, h, fs, after_reject)
             after_reject = False
 
             # --- output
