@@ -67,12 +67,6 @@ def methods(*scipy_names):
     return params
 
 
-ERROR_SCALE = ("defect: bdf/ndf accept a step by its error against atol + rtol max(|y|, |y_new|) where "
-               "SciPy's BDF uses |y_new|; on fun_linear ndf follows SciPy's steps to t = 1.394, then "
-               "accepts across a zero of y[0] a step that SciPy rejects, 22.7 tolerance units off at "
-               "t = 1.56 (bound 10)")
-
-
 def known(request, reason):
     """Expect this case to fail for ``reason`` -- and to report as XPASS once it is fixed."""
     request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
@@ -325,8 +319,6 @@ def linear(method, sparse, backend):
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 @pytest.mark.parametrize("method", methods("Radau", "BDF"))
 def test_integration_const_jac(method, sparse, backend, request):
-    if method == "ndf":
-        known(request, ERROR_SCALE)
     if method == "bdf":
         known(request, "bdf, the classical BDF (SciPy's BDF is an NDF), ends its steps on fun_linear "
                        "9.1 tolerance units off and interpolates 16.8 off (bound 15); SciPy's BDF: 7.1 "

@@ -83,6 +83,10 @@ class Family:
     hold : float
         The controller keeps ``h`` when it would grow by a factor in
         ``[1, hold]``: worth it where a new ``h`` costs a new LU.
+    scale_by_new : bool
+        Measures a step's error against ``atol + rtol |y_new|`` instead of
+        ``atol + rtol max(|y|, |y_new|)`` (the latter lets a component that
+        falls steeply within the step keep the tolerance of its old size).
     predictive : bool
         :class:`~odekit.PIController` runs Gustafsson's predictive control
         for it by default (RADAU5's choice, where a rejected step or a new
@@ -114,6 +118,7 @@ class Family:
     second_order: bool = False
     own_dense: bool = False
     hold: float = 1.0
+    scale_by_new: bool = False
     predictive: bool = False
     rows: int | None = None
     arrays: object = _no_arrays
@@ -145,7 +150,7 @@ class Family:
     @cached_property
     def drive(self):
         """The family's integration loop (its stepper inlined), made once."""
-        return make_drive(self.step, self.deriv)
+        return make_drive(self.step, self.deriv, self.scale_by_new)
 
     @property
     def builtin(self):
@@ -189,7 +194,8 @@ def _bdf_arrays(system, n):
 
 register_family(Family(
     "bdf", "variable-order backward differentiation (multistep, Newton)", BDFCoefficients, bdf_step,
-    implicit=True, self_controlled=True, own_dense=True, rows=BDF_ROWS, arrays=_bdf_arrays, restart=bdf_restart,
+    implicit=True, self_controlled=True, own_dense=True, scale_by_new=True, rows=BDF_ROWS, arrays=_bdf_arrays,
+    restart=bdf_restart,
     interpolant="the polynomial through its last steps, from its backward differences"))
 register_family(Family(
     "radau", "fully implicit collocation (Radau IIA, Newton on decoupled stages)", CollocationTableau,

@@ -262,7 +262,10 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
     if code != SUCCESS:
         return code, have_f, False
     copy_scaled(W, ERR, econst[q], W, DACC)
-    err = error_norm(W, ERR, y, ynew, tol)       # the driver's norm of the same estimate
+    # the driver's norm of the same estimate, against atol + rtol |y_new| as in SciPy's BDF and ode15s (the
+    # family's scale_by_new): with max(|y|, |y_new|) a component falling through zero kept the tolerance of
+    # its old size, and ndf accepted on SciPy's fun_linear a step that SciPy rejects
+    err = error_norm(W, ERR, ynew, ynew, tol)
     # the controller's safety and limits (MethodControl's options), lowered when Newton was slow as ode15s does
     safety = ctrl[C_SAFETY] * (2 * NEWTON_ITERATIONS + 1) / (2 * NEWTON_ITERATIONS + iterations)
     ist[BDF_NEXT] = -1
