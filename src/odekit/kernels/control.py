@@ -55,9 +55,9 @@ def newton_drag(iterations, most):
     The safety becomes ``safety (2 most + 1) / (2 most + iterations)``, as
     in Hairer & Wanner's RADAU5 (*Solving ODEs II*, IV.8) and Shampine &
     Reichelt's ode15s: unchanged after one iteration, nearly halved after
-    the most.  A step whose Newton iteration converged slowly was near the
-    size where it fails, which a failure would cost more than a smaller
-    step.  Returns ``drag`` with ``safety / (1 + drag)`` that safety.
+    the most: a step whose iteration converged slowly was close to a size at
+    which it fails, and a failure costs more than a somewhat smaller step.
+    Returns ``drag``, with which ``safety / (1 + drag)`` is that safety.
     """
     return (iterations - 1.0) / (2.0 * most + 1.0)
 
