@@ -1,8 +1,8 @@
 """The integration loop shared by every family and controller.
 
-``make_drive(step, deriv)`` returns the loop for one family: its stepper
-``step`` and derivative ``deriv`` are fixed when the loop is made, so the
-compiled loop calls them directly (Numba inlines them) and only the user's
+``make_drive(step, deriv, scale_by_new)`` returns the loop for one family: its
+stepper ``step`` and derivative ``deriv`` are fixed when the loop is made, so
+the compiled loop calls them directly (Numba inlines them) and only the user's
 functions are called through a pointer.  The loop advances the run held in
 ``fs``, ``ist`` and the work matrix ``W`` (rows in :mod:`.layout`) until
 ``fs[T_END]``, a step limit, a full output buffer or a failure, writing its
@@ -32,8 +32,14 @@ def keeps_nothing(fs, ist):
     """The ``restart`` of a family without private memory beyond the shared slots."""
 
 
-def make_drive(step, deriv, restart):
-    """The integration loop of the family whose stepper is ``step`` (and ``restart`` its memory's reset)."""
+def make_drive(step, deriv, restart, scale_by_new=False):
+    """The integration loop of the family whose stepper is ``step`` (and ``restart`` its memory's reset).
+
+    A step's error is measured against ``atol + rtol max(|y|, |y_new|)``, or
+    with ``scale_by_new`` against ``atol + rtol |y_new|`` (see
+    :class:`odekit.families.Family`).
+    """
+    scale = YNEW if scale_by_new else Y
 
     def drive(fns, data, run, scratch, out):
         """Integrate until ``fs[T_END]`` or an earlier stop; return a status code.
@@ -155,7 +161,7 @@ def make_drive(step, deriv, restart):
             # --- the error of an adaptive step
             en = 0.0
             if code == SUCCESS and kind != FIXED:
-                en = error_norm(W, ERR, Y, YNEW, tol)
+                en = error_norm(W, ERR, scale, YNEW, tol)
                 if not np.isfinite(en):
                     code = NONFINITE
 
@@ -188,7 +194,7 @@ def make_drive(step, deriv, restart):
                     fs[H] = h * rejected(ctrl, en, fs)
                     after_reject = True
                     continue
-                factor = accepted(ctrl, en, fs, after_reject)
+                factor = accepted(ctrl, en, h, fs, after_reject)
             after_reject = False
 
             # --- events, on the accepted step: one that changes the state or stops the run cuts it

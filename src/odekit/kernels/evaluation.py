@@ -16,6 +16,8 @@ from . import compiled_as, jitable
 from .layout import BAD_SHAPE, C_HAS_JAC, CARRY_H, CARRY_T, JAC_REUSE, LU_HG, NFEV, NJEV, NONFINITE, SUCCESS, T_FAIL
 from .primitives import all_finite, copy_row, difference_column
 
+LU_REUSE = 1e-8      # see factors_serve
+
 
 @jitable
 def evaluate(rhs, args, t, W, src, dst, ist, fs):
@@ -227,6 +229,18 @@ def newton_start(rhs, jac, args, ctrl, need_f, t, W, y, f, have_f, J, ytmp, ftmp
     if code != SUCCESS:
         ist[JAC_REUSE] = 0 if fresh else 1
     return code, have_f, fresh
+
+
+@jitable
+def factors_serve(fs, hg):
+    """True when the LU factors of ``I - h' g J`` (``fs[LU_HG] = h' g``) serve ``h g``.
+
+    They do when ``h'`` and ``h`` differ only in their last bits: a step
+    that is kept is recomputed as ``t_new - t`` (and a fixed step's length
+    varies along its grid ``t0 + k h``), and simplified Newton does not
+    need its matrix to that precision.
+    """
+    return abs(hg - fs[LU_HG]) <= LU_REUSE * abs(hg)
 
 
 @jitable

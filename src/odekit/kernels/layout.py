@@ -38,8 +38,11 @@ LU_HG = 7        # h * g of the factored Newton matrix I - h g J; 0 = no valid f
 NEWTON_RATE = 8  # largest contraction rate of Newton's method in the last step
 CARRY_T = 9      # ... that started at this time
 STEP_FACTOR = 10  # the step factor a self-controlled method asks for after its attempt
-T_EVENT = 11     # time of the last event whose affect changed the state (nan: none yet)
-FS_FAMILY = 12   # first of the slots a family keeps to itself (its module names them)
+H_PREV = 11      # size of the previous accepted step (predictive control); 0 = none yet
+NEWTON_DRAG = 12  # the controller's safety is divided by 1 + this after the attempt's Newton
+                  # iterations (control.newton_drag); 0 = not lowered
+T_EVENT = 13     # time of the last event whose affect changed the state (nan: none yet)
+FS_FAMILY = 14   # first of the slots a family keeps to itself (its module names them)
 FS_SIZE = FS_FAMILY + 4
 
 # --- integer state ``ist`` ---------------------------------------------------
@@ -106,4 +109,5 @@ C_NEWTON = 10    # Newton tolerance as a fraction of the error tolerance
 C_HAS_JAC = 11   # 1 when the user's Jacobian is used, 0 for finite differences
 C_HOLD = 12      # keep h when the controller would grow it by a factor in [1, C_HOLD]
 C_AUTONOMOUS = 13  # 1 when f does not depend on t: Rosenbrock methods skip f_t
-C_SIZE = 14
+C_PREDICTIVE = 14  # 1: Gustafsson's predictive correction of the accepted step's factor
+C_SIZE = 15
