@@ -176,3 +176,39 @@ def test_the_first_step_is_hairers_choice_as_scipy_computes_it(fun, y0, rtol, at
     assert integ.stats.nrejected == 0           # so the step taken is the one chosen
     expected = select_initial_step(fun, 0.0, y0, 10.0, np.inf, fun(0.0, y0), 1, 4, rtol, atol)
     assert integ.t == pytest.approx(expected, rel=1e-12)
+
+
+# --- Gustafsson's predictive control (radau5's) -------------------------------------------
+
+def test_predictive_control_is_radau5s_default_and_a_choice_for_any_pair():
+    radau = odekit.method("radau5")
+    p = odekit.PIController().params(radau)
+    assert p[layout.C_PREDICTIVE] == 1 and p[layout.C_EXPONENT] == 4          # min(5, 3) + 1
+    assert p[layout.C_BETA1] == pytest.approx(1 / 4) and p[layout.C_BETA2] == 0
+    assert odekit.PIController(predictive=False).params(radau)[layout.C_PREDICTIVE] == 0
+    assert params()[layout.C_PREDICTIVE] == 0
+    assert params(predictive=True)[layout.C_PREDICTIVE] == 1
+    with pytest.raises(ValueError, match=r"predictive must be True, False or None.*got .yes."):
+        odekit.PIController(predictive="yes")
+
+
+def test_the_prediction_bounds_the_growth_where_the_error_grew_faster_than_the_step():
+    p = params(predictive=True)                        # k = 5, beta1 = 1/5, beta2 = 0
+    err, prev = 0.3, 0.005
+    plain = 0.9 * err ** (-1 / 5)
+    # the step doubled, the error grew 60-fold (more than 2^5): the prediction is smaller
+    assert accept_factor(p, err, prev, False, 2.0) == pytest.approx(plain * 2.0 * (prev / err) ** (1 / 5))
+    assert accept_factor(p, err, prev, False, 2.0) < 0.9 * plain
+    # the step grew fivefold: 5 (1/60)^(1/5) > 1, the plain factor stands
+    assert accept_factor(p, err, prev, False, 5.0) == pytest.approx(plain)
+    assert accept_factor(p, err, prev, False) == pytest.approx(plain)          # no previous step
+
+
+def test_a_slow_newton_iteration_lowers_the_safety_as_radau5_does():
+    from odekit.kernels.control import newton_drag
+    p = params()
+    for iterations, most in ((1, 7), (2, 7), (7, 7), (4, 4)):
+        safety = 0.9 * (2 * most + 1) / (2 * most + iterations)          # RADAU5's FAC, ode15s's too
+        drag = newton_drag(iterations, most)
+        assert reject_factor(p, 2.0, drag) == pytest.approx(safety * 2.0 ** (-1 / 5))
+        assert accept_factor(p, 0.3, 1.0, False, 0.0, drag) == pytest.approx(safety * 0.3 ** (-0.17))

@@ -224,3 +224,30 @@ def test_method_control_options_bound_bdf_steps():
     assert free.success and held.success
     assert np.max(np.diff(free.t)[1:] / np.diff(free.t)[:-1]) > 5.0
     assert np.max(np.diff(held.t)[1:] / np.diff(held.t)[:-1]) <= 2.0 * (1 + 1e-12)
+
+
+def linear_oscillation(t, y):
+    """SciPy's ``fun_linear`` (its test_ivp.py): y = [-5 sin 2t, 2 cos 2t + sin 2t], both components crossing zero."""
+    return np.array([-y[0] - 5 * y[1], y[0] + y[1]])
+
+
+def rational_jac(t, y):
+    return np.array([[0, 1 / t],
+                     [-2 * y[1] ** 2 / (t * (y[0] - 1) ** 2), (y[0] + 4 * y[1] - 1) / (t * (y[0] - 1))]])
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+@pytest.mark.parametrize("fun, jac, span, y0", [
+    (linear_oscillation, np.array([[-1.0, -5.0], [1.0, 1.0]]), (0.0, 2.0), [0.0, 2.0]),
+    (rational, rational_jac, (5.0, 1.0), [1 / 3, 2 / 9]),
+    (rational, rational_jac, (5.0, 9.0), [1 / 3, 2 / 9])], ids=["linear", "back", "fwd"])
+def test_ndf_takes_scipys_bdf_steps(fun, jac, span, y0, backend):
+    """A step's error is measured against atol + rtol |y_new|, as in SciPy's BDF (and ode15s): against
+    max(|y|, |y_new|) ndf accepted on fun_linear, where y[0] falls through zero, a step that SciPy rejects
+    and ended 22.7 tolerance units off (SciPy's bound 10).  Now its steps are SciPy's, to rounding."""
+    from scipy.integrate import solve_ivp
+
+    ref = solve_ivp(fun, span, y0, method="BDF", rtol=1e-3, atol=1e-6, jac=jac)
+    sol = odekit.solve_ivp(fun, span, y0, "ndf", rtol=1e-3, atol=1e-6, jac=jac, backend=backend)
+    assert sol.stats.naccepted == len(ref.t) - 1
+    np.testing.assert_allclose(sol.t, ref.t, rtol=0, atol=1e-9)

@@ -314,6 +314,16 @@ def test_a_jacobian_nonfinite_mid_run_stops_adaptive_runs_at_once_naming_jac(bac
     assert (after.njev, after.nsteps, integ.t) == (before.njev + 1, before.nsteps, 0.5)
 
 
+def test_the_kernels_codes_are_distinct():
+    from odekit.kernels import layout
+
+    codes = {name: getattr(layout, name) for name in ("SUCCESS", "MAX_STEPS", "STEP_UNDERFLOW", "NONFINITE",
+             "BAD_SHAPE", "NEWTON_FAILED", "FUNCTION_ERROR", "MEMORY_LIMIT", "INTERRUPTED", "EVENTS_ACCUMULATE",
+             "MAX_EVENTS", "EVENT", "PAUSED", "BUFFER_FULL", "JAC_NONFINITE")}
+    assert len(set(codes.values())) == len(codes), codes
+    assert layout.JAC_NONFINITE not in set(Status)         # internal: never a run's status
+
+
 def f_nan_above_one(t, y):
     # finite at y0 = (1, 2), nan at the state a forward difference perturbs it to
     return np.where(y[0] > 1.0, np.nan, -y)

@@ -21,8 +21,8 @@ import pytest
 
 import odekit
 from conftest import decay
-from odekit import integrator
-from odekit.integrator import step_floor
+from odekit import integrator, recording
+from odekit.recording import step_floor
 
 KEPLER = odekit.problems.kepler(e=0.5, orbits=2)
 SRC = str(pathlib.Path(odekit.__file__).resolve().parents[1])     # this checkout's odekit, for subprocesses
@@ -73,7 +73,7 @@ def test_a_step_just_above_the_floor_runs_its_max_steps_at_once_with_small_buffe
     # 4e14 steps to t_end: counting them for the buffers must neither loop nor allocate them
     done = python("""
         import tracemalloc, odekit
-        from odekit.integrator import step_floor
+        from odekit.recording import step_floor
         prob = odekit.problems.kepler()
         tracemalloc.start()
         sol = odekit.solve(prob, "rk4", h=3 * step_floor(prob.t_span), max_steps=10, backend="python")
@@ -122,16 +122,16 @@ def test_a_tiny_step_with_max_steps_allocates_only_what_it_records():
 
 def test_an_adaptive_run_grows_its_buffers_from_small(monkeypatch):
     sizes = []
-    grow = integrator._Recorder.grow
+    grow = recording.Recorder.grow
 
     def spy(self, ist):
         sizes.append(self.out_t.shape[0])
         return grow(self, ist)
 
-    monkeypatch.setattr(integrator._Recorder, "grow", spy)
+    monkeypatch.setattr(recording.Recorder, "grow", spy)
     sol = odekit.solve(odekit.problems.kepler(e=0.5, orbits=20), "dp54", rtol=1e-10, backend="python")
-    assert sol.success and 2 * integrator.START_ROWS < len(sol.t) < 1_000_000
-    assert sizes[:2] == [integrator.START_ROWS, 2 * integrator.START_ROWS]
+    assert sol.success and 2 * recording.START_ROWS < len(sol.t) < 1_000_000
+    assert sizes[:2] == [recording.START_ROWS, 2 * recording.START_ROWS]
 
 
 FREE = 2 ** 17           # bytes of memory free, as little_memory pretends: output may take half
@@ -140,8 +140,8 @@ FREE = 2 ** 17           # bytes of memory free, as little_memory pretends: outp
 @pytest.fixture
 def little_memory(monkeypatch):
     """Pretend only FREE bytes of memory are free, and check even small buffers against it."""
-    monkeypatch.setattr(integrator, "SMALL_BYTES", 0)
-    monkeypatch.setattr(integrator, "_available_memory", lambda: FREE)
+    monkeypatch.setattr(recording, "SMALL_BYTES", 0)
+    monkeypatch.setattr(recording, "_available_memory", lambda: FREE)
 
 
 def harmonic(t, y):

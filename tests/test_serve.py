@@ -527,7 +527,8 @@ def http(port, path="/", host=None, headers=()):
             if data.startswith(b"HTTP/1.1 101"):     # switched to WebSocket: the handshake succeeded
                 break
     head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), body.decode()
+    # after a 101 the server may already have sent its first WebSocket frame (binary framing)
+    return int(head.split()[1]), body.decode(errors="replace")
 
 
 def handshake(port, origin=None, host=None):

@@ -21,6 +21,7 @@ from . import catalog  # noqa: F401  (registers the built-in methods)
 from . import problems
 from . import analysis  # noqa: F401  (odekit.analysis: order, stability, drift, work-precision)
 from .controllers import FixedStep, MethodControl, PIController, StepDoubling
+from .events import Event, EventRecord
 from .integrator import IntegrationError, Integrator, Interrupted
 from .families import Family, register_family
 from .registry import Method, method, methods, register
@@ -36,7 +37,8 @@ from .tableau import ButcherTableau, RosenbrockTableau
 __version__ = "0.1.0"
 
 __all__ = [
-    "BackendFallbackWarning", "ButcherTableau", "Family", "FixedStep", "IntegrationError", "Integrator", "Interrupted",
+    "BackendFallbackWarning", "ButcherTableau", "Event", "EventRecord", "Family", "FixedStep", "IntegrationError",
+    "Integrator", "Interrupted",
     "Method", "MethodControl", "ODEProblem", "PIController", "RosenbrockTableau", "SecondOrderProblem", "Solution",
     "ShootoutResult", "SplittingScheme", "Stats", "Status", "StepDoubling", "StiffnessWarning", "System",
     "analysis", "method",

@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from . import events as _events
 from .kernels.evaluation import store, store_matrix
 from .kernels.interface import Functions
 from .kernels.layout import SUCCESS
@@ -149,13 +150,15 @@ class Kernels:
     deriv: object         # f at one row, checked and counted: deriv(rhs, args, t, W, src, dst, ist, fs)
     rhs: object
     jac: object
+    g: object             # the events' conditions and affects, see odekit.events.adapters
+    affect: object
 
     def functions(self, args):
         """The :class:`~odekit.kernels.interface.Functions` bundle of a run with ``args``."""
-        return Functions(self.rhs, self.jac, args)
+        return Functions(self.rhs, self.jac, args, self.g, self.affect)
 
 
-def prepare(problem, family, backend, kernel_data, start):
+def prepare(problem, family, backend, kernel_data, start, events=(), sizes=()):
     """Kernels for ``problem`` run by ``family`` (a :class:`~odekit.families.Family`), and the first derivative.
 
     ``kernel_data`` is ``(data, scratch)``, the run's
@@ -170,7 +173,10 @@ def prepare(problem, family, backend, kernel_data, start):
     the function and saying why; ``backend="numba"`` raises instead.  Either
     way the Python version is tried first: a defect it shares (it raises, or
     returns something wrong) is reported as that, with no word of Numba.
+    ``events`` (:class:`odekit.Event`, whose ``g`` have ``sizes`` components)
+    are compiled with the problem's functions, and fall back with them.
     """
+    events, sizes = tuple(events), tuple(sizes)
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     sparse = not isinstance(kernel_data[1][1], np.ndarray)
@@ -180,13 +186,14 @@ def prepare(problem, family, backend, kernel_data, start):
     failure = None
     if backend != "python":
         try:
-            kernels = _compiled(problem, family, kernel_data, sparse)
+            kernels = _compiled(problem, family, kernel_data, sparse, events, sizes)
             return kernels, _first_call(kernels, start, problem, family)
         except NotCompiled as exc:
             failure = exc
     reasons = ([SPARSE_REASON] if sparse else []) + ([failure.reason] if failure else [])
     rhs, jac = _adapters(*_adapter_key(problem, family.second_order, family.implicit), "python", None, sparse)
-    kernels = Kernels("python", "; ".join(reasons), family.drive, family.deriv, rhs, jac)
+    g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "python", None)
+    kernels = Kernels("python", "; ".join(reasons), family.drive, family.deriv, rhs, jac, g, affect)
     code = start(kernels)
     if failure is not None and code == SUCCESS:
         if backend == "numba":
@@ -250,21 +257,22 @@ def _described(fn, role):
     return role if name in (None, role) else f"{role} {name!r}"
 
 
-def _compiled(problem, family, kernel_data, sparse):
+def _compiled(problem, family, kernel_data, sparse, events, sizes):
     dtype = kernel_data[1][0].dtype       # of the work matrix
     if sparse:
         # the kernels run as Python, but the problem's function -- a loop over 100,000
         # springs, say -- is still worth compiling
         rhs, jac = compiled_adapters(problem, _adapter_key(problem, family.second_order, family.implicit), dtype,
                                      sparse=True)
+        g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "python", None)
         return Kernels("python", f"{SPARSE_REASON}; the problem's function is compiled",
-                       family.drive, family.deriv, rhs, jac)
+                       family.drive, family.deriv, rhs, jac, g, affect)
     fingerprint = _fingerprint(problem.args)
     adapters = _adapter_key(problem, family.second_order, family.implicit)
-    key = None if fingerprint is None else (adapters, family, fingerprint, dtype)
+    key = None if fingerprint is None else (adapters, family, fingerprint, dtype, events, sizes)
     kernels = _PREPARED.get(key)
     if kernels is None:
-        kernels = _compile(problem, family, kernel_data, dtype)
+        kernels = _compile(problem, family, kernel_data, dtype, events, sizes)
         if key is not None:
             if len(_PREPARED) >= 256:
                 del _PREPARED[next(iter(_PREPARED))]
@@ -290,17 +298,20 @@ def _fingerprint(args):
     return tuple(parts)
 
 
-def _compile(problem, family, kernel_data, dtype):
+def _compile(problem, family, kernel_data, dtype, events, sizes):
     from .kernels import jit
 
     rhs, jac = compiled_adapters(problem, _adapter_key(problem, family.second_order, family.implicit), dtype)
     args_type = jit.typeof(problem.args)
+    g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "numba",
+                                jit.event_signatures(args_type, dtype))
     try:
-        drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, problem.args), kernel_data)
+        drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, problem.args, g, affect),
+                                         kernel_data)
     except Exception as exc:
         raise NotCompiled(f"Numba could not compile odekit's {family.name} loop for args of type {args_type}",
                           exc) from exc
-    return Kernels("numba", "", drive, deriv, rhs, jac)
+    return Kernels("numba", "", drive, deriv, rhs, jac, g, affect)
 
 
 def compiled_adapters(problem, key, dtype, sparse=False):
@@ -393,6 +404,32 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, backend, sig
     with _compiling(_described(jac, "jac"), compiled):
         source = jac.value if isinstance(jac, _Constant) else compile_function(jac)
         return rhs, compile_function(_jac_adapter(source, shape), jac_sig)
+
+
+@functools.lru_cache(maxsize=256)
+def _event_adapters(events, sizes, second_order, shape, backend, signatures):
+    """The ``(g, affect)`` of ``events`` in the kernel convention, compiled for ``signatures`` on Numba."""
+    compiled = backend == "numba"
+    if compiled:
+        from .kernels.jit import compile_function
+    else:
+        def compile_function(fn, signature=None):
+            return fn
+    if not events:
+        g, affect = _events.no_g, _events.no_affect
+    else:
+        with _compiling(_event_names(events), compiled):
+            g, affect = _events.adapters(events, sizes, second_order, shape, compile_function)
+    if not compiled:
+        return g, affect
+    g_sig, affect_sig = signatures
+    with _compiling(_event_names(events), compiled):
+        return compile_function(g, g_sig), compile_function(affect, affect_sig)
+
+
+def _event_names(events):
+    """``g or affect of event 'hit_floor'``: the event functions, for messages."""
+    return "g or affect of event " + ", ".join(repr(e.name) for e in events)
 
 
 @contextlib.contextmanager

@@ -103,6 +103,15 @@ def count(name, value, minimum=1, maximum=None, accepted=None):
     return int(value)
 
 
+# A count of steps from NO_LIMIT on is as good as unlimited, and still fits an int64.
+NO_LIMIT = 2 ** 62
+
+
+def steps(name, value):
+    """A count of steps: a positive integer, capped at :data:`NO_LIMIT` (no limit)."""
+    return min(count(name, value), NO_LIMIT)
+
+
 def flag(name, value, accepted="True or False", show=shown):
     """``True`` or ``False`` (also NumPy's), as a bool: not 1, ``"yes"`` or ``"False"``."""
     if not isinstance(value, (bool, np.bool_)):

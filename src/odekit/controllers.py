@@ -29,7 +29,7 @@ from . import checks
 from .kernels.control import accept_factor, initial_step, reject_factor  # noqa: F401  (the formulas)
 from .kernels.layout import (
     C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HAS_JAC, C_HMAX, C_HMIN, C_HOLD,
-    C_KIND, C_NEWTON, C_ORDER, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED, SELF,
+    C_KIND, C_NEWTON, C_ORDER, C_PREDICTIVE, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED, SELF,
 )
 
 
@@ -102,12 +102,26 @@ class PIController(_Adaptive):
     0.9 the steps then settle where the error is about 0.45 of the tolerance
     (``0.9^(1/(beta1 - beta2))``); smaller ``beta1 - beta2`` settles lower
     and spends more steps.  ``beta2 = 0`` is plain integral control.
+
+    ``predictive=True`` is Gustafsson's predictive controller, the default of
+    Hairer & Wanner's RADAU5 (Gustafsson, ACM TOMS 20 (1994); *Solving ODEs
+    II*, IV.8) and SciPy's Radau: ``beta1 = 1/k, beta2 = 0``, and after the
+    second accepted step the factor is at most the prediction
+    ``(h / h_prev) (err_prev / err)^(1/k)`` times itself.  ``None`` takes
+    the method family's choice (``Family.predictive``): predictive for
+    radau5, PI for the others.
     """
 
     beta1: float | None = None
     beta2: float | None = None
+    predictive: bool | None = None
 
     kind = EMBEDDED
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.predictive is not None and not isinstance(self.predictive, (bool, np.bool_)):
+            raise checks.fail("predictive", "True, False or None (the method family's choice)", self.predictive)
 
     def exponent(self, method):
         if method.embedded_order is None:
@@ -118,10 +132,13 @@ class PIController(_Adaptive):
 
     def params(self, method):
         k = self.exponent(method)
-        beta2 = 0.2 / k if self.beta2 is None else self.beta2
-        beta1 = (1 - 0.75 * 0.2) / k if self.beta1 is None else self.beta1
-        return _params(self.kind, method, k, self.safety, self.factor_min,
+        predictive = method.family.predictive if self.predictive is None else self.predictive
+        beta2 = (0.0 if predictive else 0.2 / k) if self.beta2 is None else self.beta2
+        beta1 = (1 / k if predictive else (1 - 0.75 * 0.2) / k) if self.beta1 is None else self.beta1
+        ctrl = _params(self.kind, method, k, self.safety, self.factor_min,
                        self.factor_max, beta1, beta2, self.h_min, self.h_max)
+        ctrl[C_PREDICTIVE] = 1.0 if predictive else 0.0
+        return ctrl
 
 
 @dataclass(frozen=True)

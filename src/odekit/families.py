@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .kernels.bdf import WORK_ROWS as BDF_ROWS, bdf_restart, bdf_step, history_matrix
-from .kernels.driver import make_drive
+from .kernels.driver import keeps_nothing, make_drive
 from .kernels.evaluation import first_order_derivative
 from .kernels.explicit_rk import explicit_rk_step
 from .kernels.implicit_rk import implicit_rk_step
@@ -43,10 +43,6 @@ from .tableau import ButcherTableau, CollocationTableau, RosenbrockTableau
 
 def _no_arrays(system, n):
     return ()
-
-
-def _keeps_nothing(fs, ist):
-    """A family without private memory beyond the shared slots."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +79,14 @@ class Family:
     hold : float
         The controller keeps ``h`` when it would grow by a factor in
         ``[1, hold]``: worth it where a new ``h`` costs a new LU.
+    scale_by_new : bool
+        Measures a step's error against ``atol + rtol |y_new|`` instead of
+        ``atol + rtol max(|y|, |y_new|)`` (the latter lets a component that
+        falls steeply within the step keep the tolerance of its old size).
+    predictive : bool
+        :class:`~odekit.PIController` runs Gustafsson's predictive control
+        for it by default (RADAU5's choice, where a rejected step or a new
+        ``h`` costs new LU factors).
     rows : int or None
         Rows of the work matrix; ``None``: the stages plus ``FAMILY_ROWS``.
     arrays : function
@@ -110,9 +114,11 @@ class Family:
     second_order: bool = False
     own_dense: bool = False
     hold: float = 1.0
+    scale_by_new: bool = False
+    predictive: bool = False
     rows: int | None = None
     arrays: object = _no_arrays
-    restart: object = _keeps_nothing
+    restart: object = keeps_nothing
     stage_word: str = "stages"
     interpolant: str | None = None
 
@@ -140,7 +146,7 @@ class Family:
     @cached_property
     def drive(self):
         """The family's integration loop (its stepper inlined), made once."""
-        return make_drive(self.step, self.deriv)
+        return make_drive(self.step, self.deriv, self.restart, self.scale_by_new)
 
     @property
     def builtin(self):
@@ -184,11 +190,12 @@ def _bdf_arrays(system, n):
 
 register_family(Family(
     "bdf", "variable-order backward differentiation (multistep, Newton)", BDFCoefficients, bdf_step,
-    implicit=True, self_controlled=True, own_dense=True, rows=BDF_ROWS, arrays=_bdf_arrays, restart=bdf_restart,
+    implicit=True, self_controlled=True, own_dense=True, scale_by_new=True, rows=BDF_ROWS, arrays=_bdf_arrays,
+    restart=bdf_restart,
     interpolant="the polynomial through its last steps, from its backward differences"))
 register_family(Family(
     "radau", "fully implicit collocation (Radau IIA, Newton on decoupled stages)", CollocationTableau,
-    radau_step, implicit=True, hold=1.2, rows=RADAU_ROWS, arrays=_radau_arrays))
+    radau_step, implicit=True, hold=1.2, predictive=True, rows=RADAU_ROWS, arrays=_radau_arrays))
 register_family(Family(
     "explicit_rk", "explicit Runge-Kutta", ButcherTableau, explicit_rk_step,
     accepts=lambda c: c.explicit, own_dense=True))

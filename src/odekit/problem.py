@@ -17,6 +17,7 @@ import numpy as np
 from scipy import sparse
 
 from . import checks
+from .events import as_events
 
 
 def _args(args):
@@ -143,6 +144,10 @@ class ODEProblem:
         that use the time derivative ``df/dt`` (``rodas4``) then skip it, two
         evaluations of ``fun`` per step.  Declared wrongly, a time-dependent
         problem costs them their order.
+    events : Event or list of them, optional
+        Events that belong to the problem (a ball's floor): every run of it
+        watches for them, before those given to the run (see
+        :class:`odekit.Event`).
     """
 
     second_order = False
@@ -151,7 +156,7 @@ class ODEProblem:
     _trivial = False
 
     def __init__(self, fun, t_span, y0, args=(), jac=None, invariants=None, exact=None,
-                 name=None, inplace=False, jac_sparsity=None, autonomous=False):
+                 name=None, inplace=False, jac_sparsity=None, autonomous=False, events=None):
         self.fun = _callable("fun", fun)
         self.t_span = checks.time_span("t_span", t_span, zero=self._trivial)
         self.y0 = checks.state("y0", y0, empty=self._trivial)
@@ -166,6 +171,7 @@ class ODEProblem:
         self.name = name or getattr(fun, "__name__", "ode")
         self.inplace = _inplace(checks.flag("inplace", inplace), "y0", self.y0)
         self.autonomous = checks.flag("autonomous", autonomous)
+        self.events = as_events(events)
 
     @property
     def shape(self):
@@ -269,12 +275,16 @@ class SecondOrderProblem:
     autonomous : bool
         Declare that ``accel`` does not depend on ``t`` (as for
         :class:`ODEProblem`: Rosenbrock methods skip ``da/dt``).
+    events : Event or list of them, optional
+        As for :class:`ODEProblem`; their ``g(t, x, v, *args)`` and
+        ``affect(t, x, v, *args)`` take positions and velocities.
     """
 
     second_order = True
 
     def __init__(self, accel, t_span, x0, v0, args=(), velocity_dependent=True,
-                 invariants=None, exact=None, name=None, inplace=False, jac=None, autonomous=False):
+                 invariants=None, exact=None, name=None, inplace=False, jac=None, autonomous=False,
+                 events=None):
         self.accel = _callable("accel", accel)
         self.t_span = checks.time_span("t_span", t_span)
         self.x0 = checks.state("x0", x0)
@@ -293,6 +303,7 @@ class SecondOrderProblem:
         self.jac = _callable("jac", jac, allow_none=True)
         self.jac_sparsity = None
         self.autonomous = checks.flag("autonomous", autonomous)
+        self.events = as_events(events)
 
     @property
     def shape(self):

@@ -1,4 +1,20 @@
-"""A progress bar on stderr for work that takes longer than a second."""
+"""A progress bar on stderr for work that takes longer than a second.
+
+Why not tqdm: the wait our users meet is a first run, in which Numba
+compiles for 5-20 s while nothing can report; tqdm redraws only when told
+of progress, so its bar would sit frozen (or not appear at all, with a
+delay) exactly then, where this one's heartbeat shows it is alive.  It also
+costs no dependency, and a notebook draws its carriage returns in place.
+Anything that takes ``progress(done, total, label)`` takes a tqdm bar as
+well::
+
+    from tqdm.auto import tqdm
+    bar = tqdm()
+    def progress(done, total, label):
+        bar.total, bar.n = total, done
+        bar.set_description(label, refresh=True)
+    odekit.solve(problem, "dp54", progress=progress)
+"""
 
 import sys
 import threading

@@ -23,7 +23,8 @@ import numpy as np
 from . import analysis, checks, problems
 from .analysis.reference import Reference
 from .formatting import text_table
-from .integrator import IntegrationError, step_floor
+from .integrator import IntegrationError
+from .recording import step_floor
 from .problem import ODEProblem, SecondOrderProblem
 from .registry import Method, method as lookup_method
 from .problems import problem as zoo_problem

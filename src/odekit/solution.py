@@ -22,6 +22,9 @@ class Status(enum.IntEnum):
     FUNCTION_ERROR = layout.FUNCTION_ERROR
     MEMORY_LIMIT = layout.MEMORY_LIMIT
     INTERRUPTED = layout.INTERRUPTED
+    EVENT = layout.EVENT
+    EVENTS_ACCUMULATE = layout.EVENTS_ACCUMULATE
+    MAX_EVENTS = layout.MAX_EVENTS
 
     def __str__(self):
         # IntEnum prints as its number; a person reading ``print(sol.status)`` wants the name
@@ -76,6 +79,8 @@ class DenseOutput:
     f: np.ndarray          # derivatives at t (cubic Hermite only)
     k: np.ndarray          # stages of each step (own interpolant; BDF: its differences) or empty
     P: np.ndarray          # the method's dense matrix, or 0 x 0 for Hermite
+    h: np.ndarray = None   # the step each interpolant spans: t[i + 1] - t[i], unless an event cut the step
+                           # (then longer; y[i + 1], f[i + 1] are at its full end) or jumped (0: a break)
 
     def __call__(self, t):
         t = checks.times("t", t)
@@ -84,17 +89,18 @@ class DenseOutput:
         lo, hi = min(self.t[0], self.t[-1]), max(self.t[0], self.t[-1])
         if np.any((t < lo) | (t > hi)):
             raise ValueError(f"t must lie within the solved span [{lo}, {hi}], got {t}")
-        flat = np.atleast_1d(t)
-        if lo == hi:                    # solve_ivp's span of zero length: nothing but the state at t0
-            return np.repeat(self.y[:1], flat.size, axis=0), t.ndim == 0
         forward = self.t[-1] >= self.t[0]
         key = self.t if forward else -self.t
+        flat = np.atleast_1d(t)
         idx = np.clip(np.searchsorted(key, flat if forward else -flat, side="right") - 1,
                       0, len(self.t) - 2)
         out = np.empty((flat.size, self.y.shape[1]), dtype=self.y.dtype)
         no_stages = np.zeros((0, self.y.shape[1]), dtype=self.y.dtype)
         for row, (ti, i) in enumerate(zip(flat, idx)):
-            h = self.t[i + 1] - self.t[i]
+            h = self.t[i + 1] - self.t[i] if self.h is None else self.h[i + 1]
+            if h == 0.0:             # t is the time of a jump, the run's last: the state after it
+                out[row] = self.y[i + 1]
+                continue
             # the kernel's interpolant reads rows: y0, y1, f0, f1, then the stages
             stages = self.k[i] if self.P.shape[0] else no_stages
             W = np.vstack([self.y[i:i + 2], self.f[i:i + 2], stages])
@@ -115,8 +121,9 @@ class Solution:
     stats : Stats
         f-evaluations, Jacobians, LU factorisations, steps.
     status : Status
+        ``Status.EVENT`` when a terminal event stopped the run.
     success : bool
-        ``status == Status.SUCCESS``.
+        ``status`` is ``Status.SUCCESS`` or ``Status.EVENT``.
     message : str
         What happened, in words; on failure, where and why.
     method : Method
@@ -125,13 +132,22 @@ class Solution:
     backend_reason : str
         Why the Python backend ran when the compiled one was asked for.
     problem : ODEProblem or SecondOrderProblem
+    events : list of EventRecord
+        The events that happened, in time order: time, index in the run's
+        list of :class:`~odekit.Event`, component, state before and after.
+        Where an affect changed the state, :attr:`t` holds the event's time
+        twice, :attr:`y` the state before and then after.
+    t_events, y_events : list of ndarray
+        Per event of the run's list, as SciPy gives them: the times, and the
+        states before the affect (shaped ``(k, *y0.shape)``).
 
     Calling ``sol(t)`` interpolates (with ``dense_output=True``): the
     method's own continuous extension where it has one, else cubic Hermite.
+    At the time of an event that changed the state it gives the state after.
     """
 
     def __init__(self, problem, method, t, y, stats, status, message, backend,
-                 backend_reason="", dense=None, exception=None):
+                 backend_reason="", dense=None, exception=None, events=(), event_list=()):
         self.problem = problem
         self.method = method
         self.t = t
@@ -143,10 +159,22 @@ class Solution:
         self.backend_reason = backend_reason
         self.exception = exception
         self._dense = dense
+        self.events = list(events)
+        self.event_list = tuple(event_list)
 
     @property
     def success(self):
-        return self.status == Status.SUCCESS
+        return self.status in (Status.SUCCESS, Status.EVENT)
+
+    @property
+    def t_events(self):
+        return [np.array([r.t for r in self.events if r.index == k]) for k in range(len(self.event_list))]
+
+    @property
+    def y_events(self):
+        shape = self.y.shape[1:]
+        return [np.array([r.before for r in self.events if r.index == k]).reshape((-1,) + shape)
+                for k in range(len(self.event_list))]
 
     @property
     def x(self):

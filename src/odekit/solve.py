@@ -9,7 +9,10 @@ import numpy as np
 from . import checks, sparse as _sparse
 from .backend import BACKENDS
 from .controllers import FixedStep
-from .integrator import Integrator, _check_t_eval, _controller, _next_slice, _step_size, step_floor
+from .events import SAMPLES
+from .integrator import Integrator, _next_slice
+from .recording import check_t_eval, step_floor
+from .runsetup import controller as _controller, events as _events, step_size as _step_size
 from .kernels.layout import INTERRUPTED, IST_SIZE, PAUSED
 from .registry import method as lookup_method
 from .problem import ODEProblem
@@ -21,7 +24,7 @@ PROGRESS = "a callable progress(done, total, label)"
 
 def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None, controller=None,
           t_eval=None, dense_output=False, save_every=1, max_steps=None, backend="auto", linear_solver="auto",
-          progress=None):
+          progress=None, events=None, event_samples=SAMPLES, max_events=None):
     """Integrate ``problem`` over its ``t_span`` with ``method``.
 
     Parameters
@@ -79,6 +82,18 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         ``total = |t_end - t0|``, and ``label = "t"``.  The run is the same,
         bit for bit, as without it: the loop pauses between its steps, with
         all its state (step size, controller memory, carried forces) kept.
+    events : Event, callable or list of them, optional
+        Conditions to watch for (collisions, thresholds), besides the
+        problem's own: see :class:`odekit.Event`.  SciPy's event functions,
+        with attributes ``terminal`` and ``direction``, are taken as they are.
+        The solution's ``events``, ``t_events`` and ``y_events`` say what
+        happened; a terminal event ends the run with ``Status.EVENT``.
+    event_samples : int
+        Points inside each step, besides its end, at which the events' ``g``
+        are looked at: a component that changes sign twice between two of
+        them is not seen.
+    max_events : int, optional
+        Stop with ``Status.MAX_EVENTS`` after this many events.
 
     Returns
     -------
@@ -126,8 +141,8 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     checks.callable_or_none("progress", progress, PROGRESS)
     dense_output = checks.flag("dense_output", dense_output)
     options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, backend=backend,
-                   linear_solver=linear_solver,
-                   max_steps=_default_max_steps(max_steps, h, adaptive, controller))
+                   linear_solver=linear_solver, events=events, event_samples=event_samples,
+                   max_events=max_events, max_steps=_default_max_steps(max_steps, h, adaptive, controller))
     if isinstance(problem, _Trivial):
         return _nothing_to_integrate(problem, method, t_eval, dense_output, **options)
     integ = Integrator(problem, method, **options) if progress is None else \
@@ -267,11 +282,12 @@ def _problem(fun, t_span, y0, **options):
 
 
 def _nothing_to_integrate(problem, method, t_eval, dense_output, *, h, rtol, atol, adaptive, controller,
-                          max_steps, backend, linear_solver):
+                          max_steps, backend, linear_solver, events, event_samples, max_events):
     """SciPy's trivial success: ``y0`` at both ends of the span, or at each of ``t_eval``.
 
-    The options are checked as :class:`Integrator` checks them; nothing is
-    evaluated and nothing compiled.
+    The options are checked as :class:`Integrator` checks them (the events'
+    functions called once at ``t0``, as SciPy calls them); nothing is
+    integrated and nothing compiled.
     """
     m = lookup_method(method)
     refused = m.refusal(problem)
@@ -284,8 +300,9 @@ def _nothing_to_integrate(problem, method, t_eval, dense_output, *, h, rtol, ato
         checks.count("max_steps", max_steps)
     checks.choice("backend", backend, BACKENDS, f"one of {', '.join(BACKENDS)}")
     _sparse.linear_solver(linear_solver, problem, m.implicit)
+    run_events = _events(problem, events, event_samples, max_events, problem.initial_state())[0]
     t0, t1 = problem.t_span
-    t = np.array([t0, t1]) if t_eval is None else _check_t_eval(t_eval, t0, t1, 1.0 if t1 >= t0 else -1.0)
+    t = np.array([t0, t1]) if t_eval is None else check_t_eval(t_eval, t0, t1, 1.0 if t1 >= t0 else -1.0)
     ends = np.repeat(problem.initial_state()[None], 2, axis=0)
     # one step without stages (Hermite's): it has no values, or no length and interpolates y0 alone
     dense = DenseOutput(np.array([t0, t1]), ends, np.zeros_like(ends), np.zeros((1, 0, problem.size)),
@@ -294,4 +311,4 @@ def _nothing_to_integrate(problem, method, t_eval, dense_output, *, h, rtol, ato
     return Solution(problem, m, t, problem.unflatten(np.repeat(ends[:1], len(t), axis=0)),
                     Stats.from_state(np.zeros(IST_SIZE, dtype=np.int64)), Status.SUCCESS,
                     f"The solver reached t_end={t1:.6g}: nothing to integrate, {why}.", "python",
-                    "" if backend == "python" else f"nothing was run: {why}", dense)
+                    "" if backend == "python" else f"nothing was run: {why}", dense, event_list=run_events)

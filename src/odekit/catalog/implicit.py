@@ -80,7 +80,8 @@ register(Method(
         estimate_order=3),
     order=5, aliases=("radau", "radau_iia"),
     reference=HW + ", IV.5 (the method) and IV.8 (its implementation RADAU5: decoupled Newton, "
-              "error estimate eq. 8.20)",
+              "error estimate eq. 8.20, and its step control: Gustafsson's predictive controller, "
+              "Gustafsson, ACM TOMS 20 (1994), with the safety lowered after slow Newton iterations)",
     stability="L-stable (R(∞) = 0), stiffly accurate; collocation at the Radau points, order 3 "
               "at each stage"))
 

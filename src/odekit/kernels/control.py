@@ -14,16 +14,26 @@ loop never asks which kind of control runs.
 import math
 
 from . import jitable
-from .layout import (C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HOLD, C_KIND, C_SAFETY, ERR_PREV, SELF,
-                     STEP_FACTOR)
+from .layout import (C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HOLD, C_KIND, C_PREDICTIVE, C_SAFETY, ERR_PREV,
+                     H_PREV, NEWTON_DRAG, SELF, STEP_FACTOR)
+
 
 @jitable
-def accept_factor(ctrl, err, err_prev, after_reject):
-    """Growth factor of ``h`` after an accepted step with error norm ``err``."""
+def accept_factor(ctrl, err, err_prev, after_reject, ratio=0.0, drag=0.0):
+    """Growth factor of ``h`` after an accepted step with error norm ``err``.
+
+    ``ctrl[C_SAFETY] err^(-beta1) err_prev^beta2``, with the safety divided by
+    ``1 + drag`` after a slow Newton iteration (:func:`newton_drag`).  With
+    ``ratio = h / h_prev > 0``, the ratio of this accepted step to the one
+    before, the factor is at most ``ratio (err_prev / err)^(1/k)`` times
+    that: Gustafsson's prediction (see :func:`accepted`).
+    """
     if err == 0.0:
         factor = ctrl[C_FMAX]
     else:
-        factor = ctrl[C_SAFETY] * err ** (-ctrl[C_BETA1]) * err_prev ** ctrl[C_BETA2]
+        factor = ctrl[C_SAFETY] / (1.0 + drag) * err ** (-ctrl[C_BETA1]) * max(err_prev, 1e-4) ** ctrl[C_BETA2]
+        if ratio > 0.0 and err_prev > 0.0:
+            factor *= min(1.0, ratio * (err_prev / err) ** (1.0 / ctrl[C_EXPONENT]))
     factor = min(ctrl[C_FMAX], max(ctrl[C_FMIN], factor))
     if after_reject:
         factor = min(1.0, factor)
@@ -33,9 +43,23 @@ def accept_factor(ctrl, err, err_prev, after_reject):
 
 
 @jitable
-def reject_factor(ctrl, err):
+def reject_factor(ctrl, err, drag=0.0):
     """Shrink factor of ``h`` after a step rejected with error norm ``err > 1``."""
-    return max(ctrl[C_FMIN], ctrl[C_SAFETY] * err ** (-1.0 / ctrl[C_EXPONENT]))
+    return max(ctrl[C_FMIN], ctrl[C_SAFETY] / (1.0 + drag) * err ** (-1.0 / ctrl[C_EXPONENT]))
+
+
+@jitable
+def newton_drag(iterations, most):
+    """How a Newton solve of ``iterations`` (of at most ``most``) lowers the controller's safety.
+
+    The safety becomes ``safety (2 most + 1) / (2 most + iterations)``, as
+    in Hairer & Wanner's RADAU5 (*Solving ODEs II*, IV.8) and Shampine &
+    Reichelt's ode15s: unchanged after one iteration, nearly halved after
+    the most: a step whose iteration converged slowly was close to a size at
+    which it fails, and a failure costs more than a somewhat smaller step.
+    Returns ``drag``, with which ``safety / (1 + drag)`` is that safety.
+    """
+    return (iterations - 1.0) / (2.0 * most + 1.0)
 
 
 @jitable
@@ -97,15 +121,30 @@ def rejected(ctrl, err, fs):
     """The factor for ``h`` after an attempt rejected with error norm ``err > 1``."""
     if ctrl[C_KIND] == SELF:
         return fs[STEP_FACTOR]
-    return reject_factor(ctrl, err)
+    return reject_factor(ctrl, err, fs[NEWTON_DRAG])
 
 
 @jitable
-def accepted(ctrl, err, fs, after_reject):
-    """The factor for ``h`` after an accepted attempt with error norm ``err``; remembers ``err``."""
+def accepted(ctrl, err, h, fs, after_reject):
+    """The factor for ``h`` after an accepted attempt ``h`` with error norm ``err``; remembers both.
+
+    With ``ctrl[C_PREDICTIVE]``, from the second accepted step on, the
+    factor is also bounded by Gustafsson's predictive controller
+    (Gustafsson, ACM TOMS 20 (1994); Hairer & Wanner, *Solving ODEs II*,
+    IV.8; the default of RADAU5 and of SciPy's Radau): where the error grew
+    from the last accepted step to this one by more than ``(h /
+    h_prev)^k``, the error's constant grew, which the plain formula takes
+    as constant; the prediction extrapolates that growth to the next step.
+    The previous error enters as it was, as in SciPy (RADAU5 raises it to at
+    least 1e-2, which after a first step of tiny error predicts nothing).
+    After a slow Newton iteration the safety is lowered (``fs[NEWTON_DRAG]``,
+    written by the stepper).
+    """
     if ctrl[C_KIND] == SELF:
         factor = fs[STEP_FACTOR]
     else:
-        factor = accept_factor(ctrl, err, fs[ERR_PREV], after_reject)
-    fs[ERR_PREV] = max(err, 1e-4)
+        ratio = abs(h) / fs[H_PREV] if ctrl[C_PREDICTIVE] != 0.0 and fs[H_PREV] > 0.0 else 0.0
+        factor = accept_factor(ctrl, err, fs[ERR_PREV], after_reject, ratio, fs[NEWTON_DRAG])
+    fs[ERR_PREV] = err
+    fs[H_PREV] = abs(h)
     return factor

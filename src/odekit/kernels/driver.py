@@ -1,8 +1,8 @@
 """The integration loop shared by every family and controller.
 
-``make_drive(step, deriv)`` returns the loop for one family: its stepper
-``step`` and derivative ``deriv`` are fixed when the loop is made, so the
-compiled loop calls them directly (Numba inlines them) and only the user's
+``make_drive(step, deriv, scale_by_new)`` returns the loop for one family: its
+stepper ``step`` and derivative ``deriv`` are fixed when the loop is made, so
+the compiled loop calls them directly (Numba inlines them) and only the user's
 functions are called through a pointer.  The loop advances the run held in
 ``fs``, ``ist`` and the work matrix ``W`` (rows in :mod:`.layout`) until
 ``fs[T_END]``, a step limit, a full output buffer or a failure, writing its
@@ -11,23 +11,36 @@ progress into those arrays at every accepted step, and returns a status code.
 
 import numpy as np
 
-from . import borrowed
+from . import borrowed, jitable
 from .control import accepted, initial_step, rejected
 from .dense import interpolate
+from .events import Y_AFTER, Y_BEFORE, prime, same_row, search
 from .layout import (
     BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_HMAX, C_HMIN, C_KIND, C_ORDER,
-    CARRY_H, DOUBLING, ERR, F, FHALF, FIXED, FNEW, H, HAVE_F, JAC_NONFINITE, KSTEP, LAST_FAIL,
+    CARRY_H, DOUBLING, ERR, EV_READY, F, FHALF, FIXED, FNEW, H, HAVE_F, JAC_NONFINITE, JAC_REUSE, KSTEP,
+    LAST_FAIL, LU_HG,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
     PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SAVE_EVERY, SINCE_SAVE, STAGE, STEP_UNDERFLOW, SUCCESS, T, T0,
     T_END, TEVAL_NEXT, Y, YFULL, YHALF, YNEW,
 )
-from .primitives import copy_row, error_norm, scaled_difference
+from .primitives import copy_row, error_norm, scaled_difference, zero_row
 
 SHRINK_ON_FAILURE = 0.25     # step factor after a non-finite value or a Newton failure
 
 
-def make_drive(step, deriv):
-    """The integration loop of the family whose stepper is ``step``."""
+@jitable
+def keeps_nothing(fs, ist):
+    """The ``restart`` of a family without private memory beyond the shared slots."""
+
+
+def make_drive(step, deriv, restart, scale_by_new=False):
+    """The integration loop of the family whose stepper is ``step`` (and ``restart`` its memory's reset).
+
+    A step's error is measured against ``atol + rtol max(|y|, |y_new|)``, or
+    with ``scale_by_new`` against ``atol + rtol |y_new|`` (see
+    :class:`odekit.families.Family`).
+    """
+    scale = YNEW if scale_by_new else Y
 
     def drive(fns, data, run, scratch, out):
         """Integrate until ``fs[T_END]`` or an earlier stop; return a status code.
@@ -38,15 +51,18 @@ def make_drive(step, deriv):
         ``out.t_eval``.  With ``out.dense_t`` non-empty, every step's end point
         (and, for a method with its own interpolant, its stages, row
         ``(d - 1) * stages + i`` of ``dense_k``) is kept for ``Solution.sol``.
+        Events (``run.ev``, see :mod:`.events`) are searched on each accepted
+        step; one whose affect changes the state, or that stops the run, ends
+        the step there.
         """
         # The caller keeps every array alive for the whole call: borrowed, they
         # cost no reference counting in the loop (see kernels.borrowed).
         scratch = borrowed(scratch)              # each family's own work arrays; W first
         W = scratch[0]
-        rhs, jac, args = fns
+        rhs, jac, args, g, affect = fns
         m, P, ctrl, tol = borrowed(data)
-        fs, ist = borrowed(run)
-        t_eval, out_t, out_y, dense_t, dense_y, dense_f, dense_k = borrowed(out)
+        fs, ist, ev = borrowed(run)
+        t_eval, out_t, out_y, dense_t, dense_h, dense_y, dense_f, dense_k = borrowed(out)
         kind = int(ctrl[C_KIND])
         t_end = fs[T_END]
         direction = 1.0 if t_end > fs[T] else -1.0
@@ -60,6 +76,8 @@ def make_drive(step, deriv):
         doubling_scale = 1.0 / (2.0 ** ctrl[C_ORDER] - 1.0)
         taken = 0
         after_reject = False
+        events = ev.spec.shape[0] > 0
+        jumps = 1 if events else 0               # rows an event's cut may add to a buffer
         if kind != FIXED and fs[H] == 0.0:      # no first step given: choose it
             if ist[HAVE_F] == 0:
                 code = deriv(rhs, args, fs[T], W, Y, F, ist, fs)
@@ -80,9 +98,14 @@ def make_drive(step, deriv):
             # (a full buffer stops the loop only before a step that writes to it, so a thinned
             # run needs no spare rows; SAVE_EVERY is read here, not kept in a local across the
             # loop: that cost 3% of an RK4 step, even in runs that record nothing)
-            if ((record_steps and ist[NOUT] >= out_t.shape[0] and ist[SINCE_SAVE] + 1 >= ist[SAVE_EVERY])
-                    or (dense and ist[NDENSE] >= dense_t.shape[0])):
+            if ((record_steps and ist[NOUT] + jumps >= out_t.shape[0]
+                 and (ist[SINCE_SAVE] + 1 >= ist[SAVE_EVERY] or events))
+                    or (dense and ist[NDENSE] + jumps >= dense_t.shape[0])):
                 return BUFFER_FULL
+            if events:
+                code = prime(g, args, t, W, ev, ist, fs)
+                if code != SUCCESS:
+                    return code
             have_f = ist[HAVE_F] != 0
 
             # --- the step to try
@@ -139,7 +162,7 @@ def make_drive(step, deriv):
             # --- the error of an adaptive step
             en = 0.0
             if code == SUCCESS and kind != FIXED:
-                en = error_norm(W, ERR, Y, YNEW, tol)
+                en = error_norm(W, ERR, scale, YNEW, tol)
                 if not np.isfinite(en):
                     code = NONFINITE
 
@@ -147,7 +170,7 @@ def make_drive(step, deriv):
             # the step passed, and for t_eval only when a requested time falls in it
             # (implicit stages do not give f_new for free, a step that drifts first not
             # even f; an own interpolant needs neither)
-            if code == SUCCESS and en <= 1.0 and not own and (dense or (
+            if code == SUCCESS and en <= 1.0 and not own and (dense or events or (
                     record_teval and ist[TEVAL_NEXT] < t_eval.shape[0]
                     and direction * (t_eval[ist[TEVAL_NEXT]] - t_new) <= 0.0)):
                 if not have_f:
@@ -174,29 +197,49 @@ def make_drive(step, deriv):
                     fs[H] = h * rejected(ctrl, en, fs)
                     after_reject = True
                     continue
-                factor = accepted(ctrl, en, fs, after_reject)
+                factor = accepted(ctrl, en, h, fs, after_reject)
             after_reject = False
+
+            # --- events, on the accepted step: one that changes the state or stops the run cuts it
+            stop = SUCCESS
+            cut = jump = False
+            t_stop = t_new
+            if events:
+                code, stop, cut, theta = search(g, affect, args, Pused, t, h, W, ev, ist, fs)
+                if code != SUCCESS:
+                    return code
+                if cut:
+                    t_stop = t + theta * h
+                    jump = not same_row(ev.Y, Y_BEFORE, Y_AFTER)
 
             # --- output
             if record_steps:
                 ist[SINCE_SAVE] += 1
-                if ist[SINCE_SAVE] >= ist[SAVE_EVERY]:
-                    out_t[ist[NOUT]] = t_new
-                    copy_row(out_y, ist[NOUT], W, YNEW)
+                if ist[SINCE_SAVE] >= ist[SAVE_EVERY] or cut:
+                    out_t[ist[NOUT]] = t_stop
+                    if cut:
+                        copy_row(out_y, ist[NOUT], ev.Y, Y_BEFORE)
+                    else:
+                        copy_row(out_y, ist[NOUT], W, YNEW)
                     ist[NOUT] += 1
                     ist[SINCE_SAVE] = 0
+                if jump:                        # the state after the event, at the same time
+                    out_t[ist[NOUT]] = t_stop
+                    copy_row(out_y, ist[NOUT], ev.Y, Y_AFTER)
+                    ist[NOUT] += 1
             elif record_teval:
                 while ist[TEVAL_NEXT] < t_eval.shape[0]:
                     te = t_eval[ist[TEVAL_NEXT]]
-                    if direction * (te - t_new) > 0.0:
+                    if direction * (te - t_stop) > 0.0:
                         break
                     interpolate(Pused, (te - t) / h, h, W, Y, YNEW, F, FNEW, STAGE, out_y, ist[NOUT])
                     out_t[ist[NOUT]] = te
                     ist[NOUT] += 1
                     ist[TEVAL_NEXT] += 1
-            if dense:
+            if dense:                           # the step's interpolant, also when an event cut it
                 d = ist[NDENSE]
-                dense_t[d] = t_new
+                dense_t[d] = t_stop
+                dense_h[d] = h
                 copy_row(dense_y, d, W, YNEW)
                 copy_row(dense_f, d, W, FNEW)
                 for i in range(stages):
@@ -204,6 +247,41 @@ def make_drive(step, deriv):
                 ist[NDENSE] += 1
 
             # --- commit
+            if cut:
+                # the step ends at the event: what the stepper carries from its end no longer holds
+                copy_row(W, Y, ev.Y, Y_AFTER)
+                fs[T] = t_stop
+                ist[HAVE_F] = 0
+                ist[EV_READY] = 0
+                fs[CARRY_H] = 0.0
+                if jump:
+                    ist[JAC_REUSE] = 0
+                    fs[LU_HG] = 0.0
+                restart(fs, ist)
+                ist[NACCEPT] += 1
+                taken += 1
+                if kind == FIXED:
+                    # back onto the grid t0 + k h: the next step ends where this one would have
+                    if direction * (fs[T0] + (ist[KSTEP] + 1) * fs[H] - t_stop) <= 1e-9 * abs(fs[H]):
+                        ist[KSTEP] += 1
+                elif not clipped:
+                    fs[H] = h * factor
+                if dense and (jump or stop == BUFFER_FULL):   # a break: no interpolant spans the cut
+                    code = deriv(rhs, args, t_stop, W, Y, F, ist, fs)
+                    if code != SUCCESS:
+                        return code
+                    ist[HAVE_F] = 1
+                    d = ist[NDENSE]
+                    dense_t[d] = t_stop
+                    dense_h[d] = 0.0
+                    copy_row(dense_y, d, W, Y)
+                    copy_row(dense_f, d, W, F)
+                    for i in range(stages):
+                        zero_row(dense_k, (d - 1) * stages + i)
+                    ist[NDENSE] += 1
+                if stop != SUCCESS:
+                    return stop
+                continue
             copy_row(W, Y, W, YNEW)
             if have_fnew:
                 copy_row(W, F, W, FNEW)

@@ -17,6 +17,8 @@ from .layout import (BAD_SHAPE, C_HAS_JAC, CARRY_H, CARRY_T, JAC_NONFINITE, JAC_
                      SUCCESS, T_FAIL)
 from .primitives import all_finite, copy_row, difference_column
 
+LU_REUSE = 1e-8      # see factors_serve
+
 
 @jitable
 def evaluate(rhs, args, t, W, src, dst, ist, fs):
@@ -106,6 +108,54 @@ def store(W, dst, start, value):
     return True
 
 
+@jitable
+def store_values(G, row, start, m, value):
+    """An event's ``g`` (a number or ``m`` of them) into ``G[row, start:start + m]``; False if it does not fit."""
+    if value is None:
+        return False
+    r = np.asarray(value)
+    if r.size != m:
+        return False
+    for j in range(m):
+        G[row, start + j] = r.flat[j]
+    return True
+
+
+@jitable(inline=False, cold=True)
+def store_state(W, row, value, second_order):
+    """An event's affect result into ``W[row]``: None (it changed the state in place), a state, or ``(x, v)``.
+
+    Compiled on its own, for each type of ``value``, so that Numba drops the
+    branches that do not apply (it prunes ``value is None`` only on a
+    function's own arguments).
+    """
+    if value is None:
+        return True
+    if second_order:
+        n = W.shape[1] // 2
+        return store_part(W, row, 0, n, value[0]) and store_part(W, row, n, n, value[1])
+    return store(W, row, 0, value)
+
+
+def _store_part_loop(W, row, start, m, value):
+    r = np.asarray(value)
+    if r.size != m:
+        return False
+    for j in range(m):
+        W[row, start + j] = r.flat[j]
+    return True
+
+
+@compiled_as(_store_part_loop, cold=True)
+def store_part(W, row, start, m, value):
+    """``m`` numbers of ``value`` into ``W[row, start:start + m]``; False if it has another size or kind."""
+    r = np.asarray(value)
+    if r.size != m or not keeps_whole(W.dtype, r.dtype):
+        return False
+    W[row, start:start + m] = r.ravel()
+    return True
+
+
 def keeps_whole(target_dtype, value_dtype):
     """Whether an array of ``target_dtype`` keeps values of ``value_dtype`` whole: numbers, no complex into real."""
     return value_dtype.kind in ("biufc" if target_dtype.kind == "c" else "biuf")
@@ -180,6 +230,18 @@ def newton_start(rhs, jac, args, ctrl, need_f, t, W, y, f, have_f, J, ytmp, ftmp
     if code != SUCCESS:
         ist[JAC_REUSE] = 0 if fresh else 1
     return code, have_f, fresh
+
+
+@jitable
+def factors_serve(fs, hg):
+    """True when the LU factors of ``I - h' g J`` (``fs[LU_HG] = h' g``) serve ``h g``.
+
+    They do when ``h'`` and ``h`` differ only in their last bits: a step
+    that is kept is recomputed as ``t_new - t`` (and a fixed step's length
+    varies along its grid ``t0 + k h``), and simplified Newton does not
+    need its matrix to that precision.
+    """
+    return abs(hg - fs[LU_HG]) <= LU_REUSE * abs(hg)
 
 
 @jitable

@@ -30,7 +30,7 @@ smooth part instead of starving on the stiff one.
 import numpy as np
 
 from . import jitable
-from .evaluation import evaluate_finite, newton_start, overflowed, retake_jacobian
+from .evaluation import evaluate_finite, factors_serve, newton_start, overflowed, retake_jacobian
 from .layout import (C_NEWTON, ERR, JAC_REUSE, LU_HG, NEWTON_FAILED, NEWTON_RATE, NLU, STAGE,
                      SUCCESS, T_FAIL)
 from .primitives import (axpy, combine, copy_row, error_norm, lu_factor, lu_solve, scaled_difference,
@@ -38,8 +38,6 @@ from .primitives import (axpy, combine, copy_row, error_norm, lu_factor, lu_solv
 
 MAX_NEWTON_ITERATIONS = 10
 SLOW_RATE = 0.1      # a Newton contraction rate above this asks for a new Jacobian next step
-LU_REUSE = 1e-8      # factors of I - h' g J serve h when |h' - h| <= this * h (a fixed step's
-                     # length varies in its last bits along the grid t0 + k h)
 
 
 @jitable(inline=False)
@@ -100,7 +98,7 @@ def dirk_stages(rhs, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ist, fs):
                 if code != SUCCESS:
                     return code
             continue
-        if abs(h * g - fs[LU_HG]) > LU_REUSE * abs(h * g):
+        if not factors_serve(fs, h * g):
             shifted_identity(LU, J, h * g)
             ist[NLU] += 1
             if not lu_factor(LU, piv):

@@ -274,20 +274,27 @@ def rhs_signature(args_type, dtype):
             types.boolean(types.float64, mat, row, mat, args_type))
 
 
+def event_signatures(args_type, dtype):
+    """The events' ``g(t, W, row, G, grow, args) -> bool`` and ``affect(k, c, t, W, row, args) -> bool``."""
+    mat, row = matrix(dtype), types.intp
+    return (types.boolean(types.float64, mat, row, matrix(np.float64), row, args_type),
+            types.boolean(types.int64, types.int64, types.float64, mat, row, args_type))
+
+
 def kernel_signatures(fns, data, scratch, dtype):
     """Signatures of the derivative and the driver for one kind of run.
 
     Typed from the run's own bundles (see :mod:`.interface`), so that a
     field added to a bundle needs no edit here.
     """
-    from .interface import RunState, no_output
+    from .interface import RunState, no_events, no_output
 
     mat, row = matrix(dtype), types.intp
     fvec, ivec = types.float64[::1], types.int64[::1]
     fns_t = numba.typeof(fns)
-    rhs_t, _, args_t = fns_t
+    rhs_t, args_t = fns_t[0], fns_t[2]
     deriv_sig = types.int64(rhs_t, args_t, types.float64, mat, row, row, ivec, fvec)
-    run_t = numba.typeof(RunState(np.zeros(1), np.zeros(1, dtype=np.int64)))
+    run_t = numba.typeof(RunState(np.zeros(1), np.zeros(1, dtype=np.int64), no_events(1, dtype)))
     drive_sig = types.int64(fns_t, numba.typeof(data), run_t, numba.typeof(scratch),
                             numba.typeof(no_output(dtype)))
     return deriv_sig, drive_sig

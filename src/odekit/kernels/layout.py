@@ -18,11 +18,14 @@ NEWTON_FAILED = -5
 FUNCTION_ERROR = -6          # raised by the user's function (set in Python)
 MEMORY_LIMIT = -7            # the recorded output would not fit in memory (set in Python)
 INTERRUPTED = -8             # Ctrl-C between two slices of the run (set in Python)
+EVENTS_ACCUMULATE = -9       # events with an affect follow each other ever closer (Zeno behaviour)
+MAX_EVENTS = -10             # the run logged as many events as it was allowed
+EVENT = 3                    # a terminal event stopped the run: a success
 # Reasons a kernel call returns before the run is over.
 PAUSED = 1                   # the requested number of steps was taken
 BUFFER_FULL = 2              # the Python side grows the output and resumes
 # A failed attempt that no smaller step cures: the driver stops with NONFINITE at once.
-JAC_NONFINITE = -9           # the user's Jacobian holds inf or nan (see evaluation.jacobian)
+JAC_NONFINITE = -11          # the user's Jacobian holds inf or nan (see evaluation.jacobian)
 
 # --- float state ``fs`` --------------------------------------------------------
 T = 0            # current time
@@ -37,7 +40,11 @@ LU_HG = 7        # h * g of the factored Newton matrix I - h g J; 0 = no valid f
 NEWTON_RATE = 8  # largest contraction rate of Newton's method in the last step
 CARRY_T = 9      # ... that started at this time
 STEP_FACTOR = 10  # the step factor a self-controlled method asks for after its attempt
-FS_FAMILY = 11   # first of the slots a family keeps to itself (its module names them)
+H_PREV = 11      # size of the previous accepted step (predictive control); 0 = none yet
+NEWTON_DRAG = 12  # the controller's safety is divided by 1 + this after the attempt's Newton
+                  # iterations (control.newton_drag); 0 = not lowered
+T_EVENT = 13     # time of the last event whose affect changed the state (nan: none yet)
+FS_FAMILY = 14   # first of the slots a family keeps to itself (its module names them)
 FS_SIZE = FS_FAMILY + 4
 
 # --- integer state ``ist`` ---------------------------------------------------
@@ -58,7 +65,9 @@ RECORD = 13      # what to record: RECORD_NONE, RECORD_STEPS or RECORD_TEVAL
 JAC_REUSE = 14   # 1 when the Jacobian in J may serve the next step (simplified Newton)
 SAVE_EVERY = 15  # RECORD_STEPS writes every SAVE_EVERY-th accepted step
 SINCE_SAVE = 16  # accepted steps since the last one written
-IST_FAMILY = 17  # first of the slots a family keeps to itself (its module names them)
+NEVENT = 17      # events logged
+EV_READY = 18    # 1 when the event state's G[G_LEFT] holds g at the current state
+IST_FAMILY = 19  # first of the slots a family keeps to itself (its module names them)
 IST_SIZE = IST_FAMILY + 4
 
 RECORD_NONE = 0
@@ -102,4 +111,5 @@ C_NEWTON = 10    # Newton tolerance as a fraction of the error tolerance
 C_HAS_JAC = 11   # 1 when the user's Jacobian is used, 0 for finite differences
 C_HOLD = 12      # keep h when the controller would grow it by a factor in [1, C_HOLD]
 C_AUTONOMOUS = 13  # 1 when f does not depend on t: Rosenbrock methods skip f_t
-C_SIZE = 14
+C_PREDICTIVE = 14  # 1: Gustafsson's predictive correction of the accepted step's factor
+C_SIZE = 15

@@ -35,6 +35,17 @@ def copy_row(D, d, S, s):
     D[d] = S[s]
 
 
+def _zero_row_loop(D, d):
+    for q in range(D.shape[1]):
+        D[d, q] = 0.0
+
+
+@compiled_as(_zero_row_loop, cold=True)
+def zero_row(D, d):
+    """``D[d] = 0``."""
+    D[d] = 0.0
+
+
 def _copy_scaled_loop(D, d, alpha, S, s):
     for q in range(D.shape[1]):
         D[d, q] = alpha * S[s, q]

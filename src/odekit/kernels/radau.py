@@ -12,10 +12,16 @@ Work arrays ``(W, J, LUr, pivr, LUc, pivc)``; the rows used after
 ``STAGE`` are listed below.  As for the diagonally implicit family, the
 Jacobian is kept from step to step (a new one after a slow Newton
 iteration, or at once when an old one fails) and the two factorisations
-while ``h`` is unchanged.  The first Newton iterate extrapolates the
-collocation polynomial of the previous attempt (accepted, from where this
-step starts; or rejected, from the same point), as RADAU5 does; without
-one it is ``Z = 0``.
+while ``h`` is unchanged (to its last bits, :func:`~.evaluation.factors_serve`).
+The first Newton iterate extrapolates the collocation polynomial of the
+previous attempt (accepted, from where this step starts; or rejected, from
+the same point), as RADAU5 does; without one it is ``Z = 0``.  A retry with
+a new Jacobian starts again from that iterate.
+
+The step size is the controller's (:class:`odekit.PIController`): for this
+family Gustafsson's predictive control, RADAU5's default, with its safety
+lowered after a slow Newton iteration -- the number of iterations is left in
+``fs[NEWTON_DRAG]`` (:func:`odekit.kernels.control.newton_drag`).
 """
 
 import math
@@ -23,9 +29,10 @@ import math
 import numpy as np
 
 from . import compiled_as, jitable
-from .evaluation import continues, evaluate_finite, newton_start, overflowed, retake_jacobian
-from .layout import (C_NEWTON, CARRY_H, CARRY_T, ERR, JAC_REUSE, LU_HG, NEWTON_FAILED, NEWTON_RATE,
-                     NLU, STAGE, SUCCESS, T_FAIL)
+from .control import newton_drag
+from .evaluation import continues, evaluate_finite, factors_serve, newton_start, overflowed, retake_jacobian
+from .layout import (C_NEWTON, CARRY_H, CARRY_T, ERR, JAC_REUSE, LU_HG, NEWTON_DRAG, NEWTON_FAILED,
+                     NEWTON_RATE, NLU, STAGE, SUCCESS, T_FAIL)
 from .primitives import axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve, shifted_identity
 
 Z0 = STAGE           # stage increments Z_0..Z_2
@@ -34,7 +41,8 @@ F0 = STAGE + 6       # f at the stages
 D0 = STAGE + 9       # Newton corrections; D0 + 1, D0 + 2 together hold the complex one
 YS = STAGE + 12      # a stage's state y + Z_i
 R = STAGE + 13       # right-hand side of the error estimate
-WORK_ROWS = STAGE + 14
+ZP = STAGE + 14      # the first Newton iterate of Z, kept for a retry with a new Jacobian
+WORK_ROWS = STAGE + 17
 BACK = STAGE + 9     # rows borrowed by finite differences of J between Newton solves
 MAX_NEWTON_ITERATIONS = 7
 SLOW_RATE = 1e-3     # after more than two iterations at a rate above this, take a new Jacobian
@@ -70,9 +78,9 @@ def complex_block(M, J, a, b):
 
 @jitable(inline=False)
 def predict(c, W, t, h, fs):
-    """The first Newton iterate for the stages of the step ``(t, h)``, in rows ``Z0..``.
+    """The first Newton iterate for the stages of the step ``(t, h)``, in rows ``ZP..``.
 
-    The rows hold the stage increments ``Z_i = u(c_i)`` of the last attempt,
+    Rows ``Z0..`` hold the stage increments ``Z_i = u(c_i)`` of the last attempt,
     of size ``fs[CARRY_H]`` from ``fs[CARRY_T]``, where ``u`` is the cubic
     collocation polynomial with ``u(0) = 0``.  From the same start it is
     evaluated at ``theta = c_j h / h_old``; from that attempt's end (it was
@@ -82,23 +90,18 @@ def predict(c, W, t, h, fs):
     same = h_old != 0.0 and t == fs[CARRY_T]
     after = continues(fs, t)
     n = W.shape[1]
-    if not (same or after):
-        for i in range(3):
-            for q in range(n):
-                W[Z0 + i, q] = 0.0
-        return
     for j in range(3):
-        theta = (1.0 if after else 0.0) + c[j] * h / h_old
         for q in range(n):
-            W[D0 + j, q] = -W[Z0 + 2, q] if after else 0.0
+            W[ZP + j, q] = -W[Z0 + 2, q] if after else 0.0
+        if not (same or after):
+            continue
+        theta = (1.0 if after else 0.0) + c[j] * h / h_old
         for i in range(3):                  # Lagrange weight of node c_i (the node 0 has value 0)
             w = theta / c[i]
             for k in range(3):
                 if k != i:
                     w *= (theta - c[k]) / (c[i] - c[k])
-            axpy(W, D0 + j, w, W, Z0 + i)
-    for j in range(3):
-        copy_row(W, Z0 + j, W, D0 + j)
+            axpy(W, ZP + j, w, W, Z0 + i)
 
 
 @jitable(inline=False)
@@ -106,16 +109,19 @@ def collocation(rhs, args, m, ctrl, tol, scratch, t, h, y, ist, fs):
     """Simplified Newton for the stage increments ``Z`` (rows ``Z0..``); returns a status code.
 
     The factorisations must hold ``gamma/h I - J`` (as ``I - h/gamma J``) and
-    the complex block for this ``h``.  After a success ``fs[NEWTON_RATE]`` is
-    the last contraction rate if more than two iterations were needed (so
-    that a slow convergence asks for a new Jacobian), else 0.
+    the complex block for this ``h``, and rows ``ZP..`` the first iterate
+    (:func:`predict`).  After a success ``fs[NEWTON_RATE]`` is the last
+    contraction rate if more than two iterations were needed (so that a slow
+    convergence asks for a new Jacobian), else 0, and ``fs[NEWTON_DRAG]``
+    tells the controller how many iterations it took.
     """
     T, TI, c, E, lam = m
     W, J, LUr, pivr, LUc, pivc = scratch
     n = W.shape[1]
     gam, alpha, beta = lam[0], lam[1], lam[2]
     complex_rows = W[D0 + 1:D0 + 3].reshape(1, 2 * n)       # free: the arrays are borrowed
-    predict(c, W, t, h, fs)
+    for i in range(3):
+        copy_row(W, Z0 + i, W, ZP + i)
     for i in range(3):
         combine(W, W0 + i, -1, 1.0, TI, i, Z0, 3)
     kappa = ctrl[C_NEWTON]
@@ -155,6 +161,7 @@ def collocation(rhs, args, m, ctrl, tol, scratch, t, h, y, ist, fs):
             combine(W, Z0 + i, -1, 1.0, T, i, W0, 3)
         if dn == 0.0 or (it > 0 and rate / (1.0 - rate) * dn < kappa):
             fs[NEWTON_RATE] = rate if it + 1 > 2 else 0.0
+            fs[NEWTON_DRAG] = newton_drag(it + 1, MAX_NEWTON_ITERATIONS)
             return SUCCESS
         dn_old = dn
     fs[T_FAIL] = t
@@ -185,8 +192,9 @@ def radau_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, 
                                        ist, fs)
     if code != SUCCESS:
         return code, have_f, False
+    predict(c, W, t, h, fs)
     for attempt in range(2):
-        if fs[LU_HG] != h and not factor_radau(m, scratch, h, ist, fs):
+        if not factors_serve(fs, h) and not factor_radau(m, scratch, h, ist, fs):
             code = NEWTON_FAILED
             fs[T_FAIL] = t
         else:
