@@ -141,7 +141,7 @@ FREE = 2 ** 17           # bytes of memory free, as little_memory pretends: outp
 def little_memory(monkeypatch):
     """Pretend only FREE bytes of memory are free, and check even small buffers against it."""
     monkeypatch.setattr(recording, "SMALL_BYTES", 0)
-    monkeypatch.setattr(recording, "_available_memory", lambda: FREE)
+    monkeypatch.setattr(recording, "available_memory", lambda: FREE)
 
 
 def harmonic(t, y):
