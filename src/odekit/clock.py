@@ -70,14 +70,14 @@ class FrameClock:
         self.mark = None
         np.copyto(self.prev, y)
 
-    def end_step(self, t_prev, t, log_t, log_y, mark):
-        """The step from ``t_prev`` ended at ``t``; ``log_t``, ``log_y`` are the events it logged.
+    def end_step(self, t_prev, t, events, mark):
+        """The step from ``t_prev`` ended at ``t``; ``events`` are the (time, state before, after) it logged.
 
         Those whose affect changed the state are kept, with their place in
         the step, as breaks of the blend.
         """
-        self.jumps = [((te - t_prev) / (t - t_prev), log_y[2 * i], log_y[2 * i + 1])
-                      for i, te in enumerate(log_t) if not np.array_equal(log_y[2 * i], log_y[2 * i + 1])]
+        self.jumps = [((te - t_prev) / (t - t_prev), before.copy(), after.copy())
+                      for te, before, after in events if not np.array_equal(before, after)] if events else ()
         self.mark = mark
 
     def blend(self, alpha, y):

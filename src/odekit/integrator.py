@@ -424,7 +424,8 @@ class Integrator:
         """
         frame_dt = checks.real("frame_dt", frame_dt, "a finite time >= 0 (the time since the last frame)",
                                _finite_and_not_negative)
-        max_substeps = checks.count("max_substeps", max_substeps)
+        if type(max_substeps) is not int or max_substeps < 1:      # (checked fast: a game calls this every frame)
+            max_substeps = checks.count("max_substeps", max_substeps)
         frames = self._frames or self._start_frames()
         self._refuse_if_terminated()
         n = frames.add(frame_dt, max_substeps)
@@ -507,21 +508,27 @@ class Integrator:
         try:
             if n > 1:
                 self._grid_steps(n - 1)
-            if self.terminated:
-                return
+                if self.terminated:
+                    return
             t_prev, first = self.t, int(ist[L.NEVENT])
             frames.start_step(self._y)
             self._grid_steps(1)
             if not self.terminated:
-                ev, last = self._state.ev, int(ist[L.NEVENT])
-                frames.end_step(t_prev, self.t, ev.log_t[first:last], ev.log_y[2 * first:2 * last], self._mark())
+                frames.end_step(t_prev, self.t, self._logged_since(first), self._mark())
         finally:
             if self.terminated:
                 frames.stop()
             else:
                 frames.refund(n - (int(ist[L.KSTEP]) - k))
-            if self._events:
+            if self._events and n > 1:     # the frame's events, not only those of its last step
                 self.last_events = records(self._state.ev, logged, int(ist[L.NEVENT]), self.problem)
+
+    def _logged_since(self, first):
+        """The (time, state before, state after) of the events logged from entry ``first`` on."""
+        last, ev = int(self._ist[L.NEVENT]), self._state.ev
+        if last == first:
+            return ()
+        return zip(ev.log_t[first:last], ev.log_y[2 * first:2 * last:2], ev.log_y[2 * first + 1:2 * last:2])
 
     def _grid_steps(self, n):
         """Take ``n`` steps of the fixed grid ``t0 + k h``, where events may cut some of them in two."""
