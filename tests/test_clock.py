@@ -9,6 +9,9 @@ The bouncing ball (``y'' = -g`` from ``h0``, restitution ``e``) lands first at
 """
 
 import math
+import pathlib
+import re
+import runpy
 
 import numpy as np
 import pytest
@@ -242,3 +245,19 @@ def test_bad_input_is_refused_naming_the_argument_and_leaves_the_clock_as_it_was
         else:
             it.run_frame(**options)
     assert it.t == 2 * 0.01 and it.accumulator == pytest.approx(0.005)
+
+
+def test_the_game_loop_example_bounces_as_the_closed_form_and_drops_its_hitch(monkeypatch, capsys):
+    """examples/game_loop.py: a ball from 2 m, restitution 0.8, h = 1/120, a hitch of 0.3 s after 1 s of frames."""
+    monkeypatch.setattr("sys.argv", ["game_loop.py", "--seconds", "3"])
+    runpy.run_path(str(pathlib.Path(__file__).parents[1] / "examples" / "game_loop.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    t1, v1 = math.sqrt(2 * 2.0 / G), math.sqrt(2 * 2.0 * G)
+    landings = t1 + np.concatenate([[0.0], np.cumsum(2 * v1 * 0.8 ** np.arange(1, 3) / G)])
+    printed = [float(t) for t in re.findall(r"bounce at t=([\d.]+)", out)]
+    np.testing.assert_allclose(printed, landings, rtol=0, atol=5e-5)   # Verlet is exact on a parabola
+    (drop,) = re.findall(r"dropped (\d+) ms", out)
+    assert int(drop) == round((math.floor(0.3 * 120) - 8) / 120 * 1e3)
+    steps, t, dropped = re.search(r"\n(\d+) steps of .* t = ([\d.]+); frame time dropped: ([\d.]+) s", out).groups()
+    assert float(t) == pytest.approx(int(steps) / 120, abs=5e-5) and float(dropped) == pytest.approx(int(drop) / 1e3,
+                                                                                                     abs=5e-4)
