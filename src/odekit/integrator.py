@@ -2,7 +2,8 @@
 
 :class:`Integrator` steps a problem in real time -- a game loop, an
 interactive page -- with readable and writable time and state (an impulse
-such as thrust is a write).  :func:`odekit.solve` is an ``Integrator`` run to
+such as thrust is a write); :meth:`Integrator.run_frame` is the fixed-timestep
+clock of a game loop.  :func:`odekit.solve` is an ``Integrator`` run to
 the end of the span with recording switched on.
 """
 
@@ -490,6 +491,7 @@ class Integrator:
         return 0.0 if self._frames is None else self._frames.dropped_steps * self._frames.h
 
     def _start_frames(self):
+        """The FrameClock of the first :meth:`run_frame`; refused for an adaptive Integrator."""
         if not isinstance(self.controller, FixedStep):
             raise ValueError(f"run_frame takes whole steps of a fixed h, and this Integrator adapts its steps "
                              f"({type(self.controller).__name__}); accepted: an Integrator made with a fixed "
@@ -549,6 +551,7 @@ class Integrator:
             raise IntegrationError(status, diagnosis.message(self, status, t_target, exc)) from exc
 
     def _refuse_if_terminated(self):
+        """An IntegrationError once a terminal event ended the run: nothing steps past it."""
         if self.terminated:
             raise IntegrationError(L.EVENT, f"the run ended at t={self.t:.6g} with a terminal event; "
                                    "make a new Integrator to go on")
