@@ -350,3 +350,14 @@ def test_both_backends_give_the_same_event_times(method):
     assert runs[1].backend == "numba"
     np.testing.assert_allclose([r.t for r in runs[1].events], [r.t for r in runs[0].events], rtol=1e-14)
     assert len(runs[0].events) >= 3
+
+
+@pytest.mark.parametrize("options", [dict(method="rk4", h=0.1), dict(method="dp54")], ids=["fixed", "adaptive"])
+def test_an_affect_within_rounding_of_the_end_ends_the_run_there(options):
+    """A jump one ulp before t_end leaves no step to take: the run ends at t_end, not in STEP_UNDERFLOW."""
+    prob = odekit.ODEProblem(lambda t, y: np.zeros(1), (0.0, 0.1), np.zeros(1))
+    event = Event(lambda t, y: t - (0.1 - 3e-17), affect=lambda t, y: y + 1)
+    method = options.pop("method")
+    sol = odekit.solve(prob, method, events=event, backend="python", **options)
+    assert sol.status == Status.SUCCESS and sol.t[-1] == 0.1
+    assert len(sol.events) == 1 and sol.y[-1][0] == 1.0

@@ -211,6 +211,8 @@ def make_drive(step, deriv, restart, scale_by_new=False):
                 if cut:
                     t_stop = t + theta * h
                     jump = not same_row(ev.Y, Y_BEFORE, Y_AFTER)
+                    if clipped and abs(t_new - t_stop) <= 10.0 * eps * max(abs(t_stop), abs(t_new)):
+                        t_stop = t_new      # at t_end within rounding: what is left is no step at all
 
             # --- output
             if record_steps:
