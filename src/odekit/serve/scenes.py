@@ -109,8 +109,10 @@ class Pendulum:
     (prograde) or against it (retrograde).  An optional vertical ``wall`` at
     ``x = -wall`` (left of the pivot; the bob starts on the right) bounces
     the bob back with :data:`WALL_RESTITUTION` of its speed.  Gravity pulls
-    the bob away from the wall, so the bounces end after a few (no Zeno
-    pile-up): the swing then stays clear of it until a burn pushes it back.
+    the bob away from the wall, so the bounces come about a swing apart,
+    ever weaker, never piling up in finite time (no Zeno ball): the swing
+    shrinks towards the wall's angle (below it with damping, and then the
+    bob stays clear until a burn pushes it back).
     """
 
     name = "pendulum"
