@@ -227,6 +227,95 @@ def test_a_failed_runner_keeps_its_last_good_state_and_says_why_while_the_others
     assert run(session, clock, 1.0)["runners"][0]["steps"] == good["steps"]     # it stays stopped
 
 
+def crash(solvers, rate=4000):
+    """A session whose satellite, lowered by burns at apocentre, falls onto the planet within ~3 time units.
+
+    From e = 0.9 (r from 0.1 to 1.9), 14 retrograde burns of 0.005 at t = 3.2 leave a
+    pericentre of about 0.04, below the planet's radius of 0.05.
+    """
+    session, clock = started(scene="orbit", solvers=solvers, rate=rate, speed=1, e=0.9)
+    run(session, clock, 3.2)
+    for _ in range(14):
+        assert session.handle('{"type": "thrust", "direction": "retrograde"}')[0]["type"] == "state"
+    session.handle('{"type": "set", "speed": 10}')
+    return session, clock
+
+
+def test_a_satellite_that_reaches_the_planet_stops_on_its_surface_and_says_so_once():
+    session, clock = crash(["rk4", "velocity_verlet"])
+    R = S.PLANET_RADIUS
+    frames = [run(session, clock, 1.0) for _ in range(8)]
+    for i in range(2):
+        runners = [f["runners"][i] for f in frames]
+        crashes = [(k, e) for k, r in enumerate(runners) for e in r["events"]]
+        assert len(crashes) == 1, crashes              # the event reaches the page once
+        k, event = crashes[0]
+        assert event["name"] == "crash" and 3.2 < event["t"] < 6.5
+        last = runners[-1]
+        assert last["status"] == "stopped" and last["t"] == event["t"] and last["x"] == event["x"]
+        assert math.hypot(*last["x"]) == pytest.approx(R, abs=1e-9)    # on the surface, not through it
+        assert last["readouts"]["r_min"] >= R - 1e-12                   # and no step went below it
+        assert f"crashed into the planet at t = {event['t']:.4f}" in last["message"]
+        assert "Reset" in last["message"]
+        assert all(r == dict(runners[k], path=[], events=[], thrust=None) for r in runners[k + 1:])  # still
+    assert frames[-1]["t"] == frames[-2]["t"] < 8.0 + 3.2        # the clock stopped with the last runner
+    # a burn of a wreck changes nothing, and is no error
+    assert session.handle('{"type": "thrust", "direction": "prograde"}')[0]["type"] == "state"
+    assert run(session, clock, 1.0)["runners"][0]["v"] == frames[-1]["runners"][0]["v"]
+    # new solvers, with every runner stopped, start over from the start; so does reset
+    (reply,) = session.handle('{"type": "set", "solvers": ["rk4"]}')
+    fresh = session.frame()
+    assert fresh["t"] == 0.0 and fresh["runners"][0]["x"] == [1 - 0.9, 0.0]
+    assert fresh["runners"][0]["status"] == "running" and fresh["runners"][0]["events"] == []
+
+
+def test_a_crash_in_a_race_leaves_the_others_running_and_new_solvers_go_on_from_them():
+    session, clock = crash(["rk4", "euler"], rate=400)     # Euler spirals out, away from the planet
+    frame = run(session, clock, 8.0)
+    rk4, euler = frame["runners"]
+    assert rk4["status"] == "stopped" and euler["status"] == "running" and frame["t"] == pytest.approx(11.2)
+    session.handle('{"type": "set", "solvers": ["leapfrog"]}')
+    (leapfrog,) = session.frame()["runners"]
+    assert leapfrog["x"] == euler["x"] and leapfrog["t"] == pytest.approx(frame["t"])
+
+
+def pendulum_bounces(solver, wall, sim_seconds, **settings):
+    session, clock = started(scene="pendulum", solvers=[solver], rate=2000, speed=100, wall=wall, **settings)
+    xs, events = [], []
+    for _ in range(math.ceil(sim_seconds / 10)):
+        r = run(session, clock, 10.0)["runners"][0]
+        assert r["status"] == "running", r["message"]
+        xs += r["path"] + [r["x"]]
+        events += r["events"]
+    return session, np.array(xs), events
+
+
+@pytest.mark.parametrize("solver", ["velocity_verlet", "rk4"])
+def test_the_pendulums_wall_is_never_passed_and_each_bounce_keeps_e_squared_of_the_kinetic_energy(solver):
+    wall = 0.5
+    session, theta, events = pendulum_bounces(solver, wall, 200.0)
+    assert session.settings["wall"] == wall
+    assert np.sin(theta).min() >= -wall - 1e-12              # never beyond the wall (L = 1)
+    assert len(events) >= 50 and all(e["name"] == "wall" for e in events)   # about one a swing
+    times = np.array([e["t"] for e in events])
+    assert np.all(np.diff(times) > 1.0)                       # a swing apart: nothing piles up
+    g, e = 9.8, S.WALL_RESTITUTION
+    at_wall = g * (1 - math.cos(math.asin(wall)))             # potential energy at the wall
+    kinetic = [0.5 * ev["v"] ** 2 for ev in events]           # just after each bounce, at the wall
+    for ev in events:
+        assert math.sin(ev["x"]) == pytest.approx(-wall, abs=1e-9) and ev["v"] > 0   # sent back to the right
+    # energy is conserved between bounces, so each one keeps e^2 of the kinetic energy of the one before
+    first = g * (1 - math.cos(2.0)) - at_wall
+    assert kinetic[0] == pytest.approx(e ** 2 * first, rel=1e-6)
+    np.testing.assert_allclose(np.array(kinetic[1:11]) / kinetic[:10], e ** 2, rtol=1e-7)
+
+
+def test_the_wall_with_damping_bounces_a_few_times_then_the_swing_stays_clear():
+    session, theta, events = pendulum_bounces("rk4", 0.3, 100.0, B=0.5)
+    assert 1 <= len(events) < 10 and events[-1]["t"] < 20.0
+    assert np.sin(theta).min() >= -0.3 - 1e-12
+
+
 def test_an_explicit_method_beyond_its_stability_limit_carries_odekits_warning():
     session, clock = started(scene="orbit", solvers=["euler", "symplectic_euler"], rate=10)
     euler, symplectic = session.frame()["runners"]
@@ -254,6 +343,9 @@ BAD = [
     ('{"type": "start", "speed": 3}', "speed", "1, 10, 100"),
     ('{"type": "start", "e": 0.95}', "e", "from 0 to 0.9"),
     ('{"type": "start", "scene": "pendulum", "B": -1}', "B", "from 0 to 5"),
+    ('{"type": "start", "scene": "pendulum", "wall": 1}', "wall", "null (no wall) or a number from 0.05 to 0.95"),
+    ('{"type": "start", "scene": "pendulum", "wall": "left"}', "wall", "null (no wall) or a number"),
+    ('{"type": "set", "wall": 0.5}', "wall", "unknown field"),
     ('{"type": "start", "paused": "yes"}', "paused", "true or false"),
     ('{"type": "stability", "methods": ["bdf"]}', "methods", "no stability region"),
     ('{"type": "stability", "methods": ["rk4"], "z": [1]}', "z", "[re, im]"),
@@ -290,7 +382,7 @@ def test_messages_before_start_too_long_or_binary_are_refused():
 # there, radial thrust and the Verlet family are refused too.
 VALID = {
     "start": {"type": "start", "scene": "pendulum", "solvers": ["rk4"], "rate": 400, "speed": 10, "e": 0.3,
-              "B": 0.5, "paused": False},
+              "B": 0.5, "wall": 0.5, "paused": False},
     "set": {"type": "set", "solvers": ["rk4", "euler"], "rate": 300, "speed": 100, "B": 1.0, "paused": True},
     "thrust": {"type": "thrust", "direction": "retrograde"},
     "reset": {"type": "reset"},
@@ -306,6 +398,7 @@ REFUSED = {
     "speed": [None, "10", True, [10], 3, 1.5, 0, -10, 10 ** 400, DEEP],
     "e": [None, "0.3", True, [0.3], -0.01, 0.91, 10 ** 400, DEEP],
     "B": [None, "1", True, [1], -0.01, 5.01, DEEP],
+    "wall": ["0.5", True, False, [0.5], {"x": 0.5}, 0, 0.04, 0.96, 1, -0.5, 10 ** 400, DEEP],    # null: no wall
     "paused": [None, "yes", 1, 0, [True], {}, DEEP],
     "direction": [None, 1, True, ["prograde"], "up", "PROGRADE", "radial_in", DEEP],
     "methods": [None, "rk4", 1, [], ["rk4", 1], [["rk4"]], ["rk4", "rk4"], ["rk4"] * 9, ["warp_drive"], ["bdf"],

@@ -321,6 +321,45 @@ def test_arrow_keys_fire_the_thruster_and_change_the_orbits_energy(open_page):
     assert float(row(page, "velocity_verlet")["cells"]["energy"]) == pytest.approx(E0, abs=2e-6)
 
 
+def test_a_satellite_that_hits_the_planet_stops_and_the_page_says_so_once(open_page):
+    page = open_page("#scene=orbit&solvers=rk4&rate=4000&speed=1&e=0.9")
+    settings_are(page, scene="orbit", solvers=["rk4"], e=0.9)
+    wait_for_time(page, 2.8)            # near apocentre (t = pi): 20 retrograde burns drop the pericentre
+    pause(page)                         # from 0.1 to below the planet's radius, 0.05
+    page.click('[data-testid="scene"]')
+    for _ in range(20):
+        page.keyboard.press("ArrowDown")
+    page.wait_for_function("() => window.odekitPage.frame.runners[0].readouts.speed < 0.15")
+    page.click('[data-testid="speed-10"]')
+    page.click('[data-testid="pause"]')
+    page.wait_for_function("() => window.odekitPage.frame.runners[0].status === 'stopped'", timeout=FIRST_FRAME)
+    shown_status = status(page)
+    assert shown_status["kind"] == "event" and "rk4 crashed into the planet at t = " in shown_status["text"]
+    assert "Reset" in shown_status["text"]
+    assert "rk4 crashed into the planet" in page.text_content("#notes")
+    assert shown(page, "rk4", "radius") == pytest.approx(0.05, abs=1e-6)      # on the surface, to 6 figures
+    # said once: for a second of frames of the stopped run, the status line does not change
+    page.evaluate("""() => { window.statusChanges = 0; new MutationObserver(() => window.statusChanges++)
+        .observe(document.querySelector('[data-testid=status]'), {childList: true, characterData: true, subtree: true}); }""")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.statusChanges") == 0 and status(page) == shown_status
+    page.click('[data-testid="reset"]')
+    page.wait_for_function("() => window.odekitPage.frame.runners[0].status === 'running'")
+
+
+def test_the_pendulums_wall_is_drawn_and_bounces_the_bob(open_page):
+    page = open_page("#scene=pendulum&solvers=rk4&rate=2000&speed=10")
+    settings_are(page, scene="pendulum", wall=None)
+    page.check('[data-testid="wall-on"]')
+    settings_are(page, wall=0.5)
+    assert "wall=0.5" in page.url
+    # from 2 rad, E = 9.8 (1 - cos 2) = 13.9; the first bounce keeps 0.8^2 of the kinetic energy at the
+    # wall, E - 9.8 (1 - cos 30deg) = 8.97, leaving 10.7: rk4 alone conserves it to many digits
+    page.wait_for_function("() => window.odekitPage.frame.runners[0].energy.total < 12", timeout=FIRST_FRAME)
+    x = page.evaluate("window.odekitPage.frame.runners[0]")["x"]
+    assert math.sin(x) >= -0.5 - 1e-12
+
+
 def test_race_mode_draws_one_trail_and_one_error_curve_per_solver(open_page):
     page = open_page()
     page.check('[data-testid="race"]')

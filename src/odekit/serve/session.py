@@ -23,7 +23,7 @@ from ..integrator import IntegrationError, Integrator
 from ..registry import method as lookup_method, methods as all_methods
 from ..multistep import BDFCoefficients
 from ..shootout import DEFAULT_METHODS
-from .scenes import SCENES
+from .scenes import PLANET_RADIUS, SCENES, WALL_RESTITUTION
 
 MAX_MESSAGE = 4096          # characters; a settings message needs a few hundred
 MAX_DEPTH = 2               # levels of lists or objects in a field's value: z is [re, im], solvers a list
@@ -32,6 +32,7 @@ RATE = (10.0, 20000.0)      # derivative evaluations per simulated second
 SPEEDS = (1, 10, 100)
 E_RANGE = (0.0, 0.9)
 B_RANGE = (0.0, 5.0)
+WALL_RANGE = (0.05, 0.95)   # the pendulum's wall, rod lengths left of the pivot (at 1 it would only touch the circle)
 Z_LIMIT = 1000.0            # |Re z| and |Im z| the stability explorer answers for (its plane shows |z| < 6)
 THRUST_DV = 0.005           # velocity change of one burn (orbital speed is ~1)
 THRUST_SHOWN = 0.3          # wall seconds a burn's arrow stays on the page
@@ -39,9 +40,10 @@ MAX_FRAME_WALL = 0.1        # a late frame advances at most this much wall time
 SIM_PER_WALL = 1.0          # simulated seconds per wall second at speed x1
 PATH_POINTS = 64            # at most, positions between two frames sent for the trails,
 PATH_SPACING = 0.02         # about one per this much simulated time (~300 per orbit)
+EVENTS_SHOWN = 16           # at most, the latest events of a runner sent in one frame
 
 DEFAULTS = {"type": "start", "scene": "orbit", "solvers": ["velocity_verlet"], "rate": 500.0,
-            "speed": 1, "e": 0.5, "B": 0.0}
+            "speed": 1, "e": 0.5, "B": 0.0, "wall": None}
 
 
 class MessageError(ValueError):
@@ -80,13 +82,21 @@ def hello():
                      "symplectic": m.symplectic, "title": m.title, "summary": m.summary()}
             for m in all_methods()}
     limits = {"rate": list(RATE), "speeds": list(SPEEDS), "max_solvers": MAX_SOLVERS, "e": list(E_RANGE),
-              "B": list(B_RANGE), "z": Z_LIMIT, "thrust_dv": THRUST_DV, "max_message": MAX_MESSAGE}
+              "B": list(B_RANGE), "wall": list(WALL_RANGE), "wall_restitution": WALL_RESTITUTION,
+              "planet_radius": PLANET_RADIUS, "z": Z_LIMIT, "thrust_dv": THRUST_DV, "max_message": MAX_MESSAGE}
     return {"type": "hello", "methods": offered, "info": info, "stability_methods": stability_methods(),
             "limits": limits, "defaults": dict(DEFAULTS)}
 
 
 class Runner:
-    """One solver on the scene: an :class:`Integrator` at ``h = k / rate``, and what the page shows of it."""
+    """One solver on the scene: an :class:`Integrator` at ``h = k / rate``, and what the page shows of it.
+
+    The integrator watches the scene's events (the orbit's crash, the
+    pendulum's wall).  ``status`` is ``running``; ``stopped`` after a
+    terminal event, with the scene's ``message``; or ``failed`` after an
+    :class:`IntegrationError`, with its message.  Either way the state stays
+    where the run ended and no more steps are tried.
+    """
 
     def __init__(self, scene, name, rate, x, v, t=0.0):
         self.method = lookup_method(name)
@@ -96,7 +106,7 @@ class Runner:
         # that is a lesson, not a mistake, so the warning is shown with the runner
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", StiffnessWarning)
-            self.integ = Integrator(scene.problem, self.method, h=self.h)
+            self.integ = Integrator(scene.problem, self.method, h=self.h, events=scene.events)
         self.warning = next((str(w.message) for w in caught if w.category is StiffnessWarning), None)
         self.integ.x, self.integ.v, self.integ.t = x, v, t
         self.owed = 0.0             # simulated time not yet stepped: less than one step
@@ -105,7 +115,9 @@ class Runner:
         self.path = []              # positions at some of the steps of the last frame
         self.reference = scene.energy(*self._state())["total"]
         self.burn = None            # the last burn's velocity change
+        self.status = "running"
         self.message = None
+        self.events = []            # events since the last frame, as the page is sent them
 
     def _state(self):
         x, v = self.integ.x, self.integ.v
@@ -118,7 +130,7 @@ class Runner:
         path since the last frame, so that a trail follows the orbit even
         when a frame spans half of it.
         """
-        if self.message is not None:
+        if self.status != "running":
             return
         self.owed += dt
         n = int(self.owed / self.h)
@@ -126,16 +138,34 @@ class Runner:
             try:
                 t, y = self.integ.record_steps(n)
             except IntegrationError as exc:     # the state stays at the last good step
-                self.message = str(exc)
+                self.status, self.message = "failed", str(exc)
                 t, y = exc.t, exc.y
             self.owed -= n * self.h
+            self._happened(self.integ.last_events)
             self.scene.observe(y[:, 0], self.track)
             if len(t) > 2:              # the steps between the last frame's state and this one's
                 count = min(PATH_POINTS, len(t) - 2, math.ceil(dt / PATH_SPACING))
                 inner = np.linspace(1, len(t) - 2, count).round().astype(int)
                 self.path = [_json(x) for x in y[np.unique(inner), 0]]
 
+    def _happened(self, records):
+        """Note the events of the last steps for the page; after a bounce, energy is measured from it."""
+        for record in records:
+            self.events.append({"t": record.t, "name": self.scene.events[record.index].name,
+                                "x": _json(record.after[0]), "v": _json(record.after[1])})
+        del self.events[:-EVENTS_SHOWN]
+        if records and self.integ.terminated:
+            self.status, self.message = "stopped", self.scene.stop_message(records[-1])
+        elif records:       # an affect changed the energy: that is the scene's physics, not the solver's error
+            self.reference = self.scene.energy(*records[-1].after)["total"]
+
+    @property
+    def running(self):
+        return self.status == "running"
+
     def thrust(self, direction, dv):
+        if not self.running:        # a wreck has no thruster
+            return
         x, v = self._state()
         self.burn = self.scene.burn(x, v, direction, dv)
         self.integ.v = v + self.burn
@@ -149,14 +179,14 @@ class Runner:
         scale = abs(self.reference) or 1.0
         stats = self.integ.stats
         path, self.path = self.path, []          # each step's position is sent once
-        return {"solver": self.method.name, "x": _json(x), "v": _json(v), "path": path,
+        events, self.events = self.events, []    # and each event
+        return {"solver": self.method.name, "t": self.integ.t, "x": _json(x), "v": _json(v), "path": path,
                 "accel": _json(self.scene.accel(x, v)),
                 "thrust": _json(self.burn) if show_burn and self.burn is not None else None,
                 "energy": energy, "energy_error": (energy["total"] - self.reference) / scale,
                 "readouts": self.scene.readouts(x, v, self.track),
                 "steps": int(stats.naccepted), "nfev": int(stats.nfev),
-                "status": "failed" if self.message else "running", "message": self.message,
-                "warning": self.warning}
+                "status": self.status, "message": self.message, "events": events, "warning": self.warning}
 
 
 class Session:
@@ -229,8 +259,12 @@ class Session:
         if any(key in changes for key in ("solvers", "rate", "B")):
             scene = _scene(settings) if "B" in changes else self.scene
             settings["solvers"] = _check_solvers(scene, settings["solvers"])
-            x, v = self.runners[0]._state()
-            # every solver goes on from where the first one is, so a switch is seen at once
+            # every solver goes on from where the first running one is, so a switch is seen at
+            # once; when every one has stopped (crashed), the new ones start the run over
+            going = next((runner for runner in self.runners if runner.running), None)
+            if going is None:
+                self.t = 0.0
+            x, v = going._state() if going else (scene.problem.x0, scene.problem.v0)
             self.runners = [Runner(scene, name, settings["rate"], x, v, self.t) for name in settings["solvers"]]
             self.scene = scene
         self.settings = settings
@@ -256,7 +290,8 @@ class Session:
     def frame(self):
         """Advance by the wall time since the last frame (times the speed) and describe the runners."""
         now = self.clock()
-        if not self.paused:
+        # the clock stops with the last runner: the page's t stays at the crash
+        if not self.paused and any(runner.running for runner in self.runners):
             dt = min(now - self._tick, MAX_FRAME_WALL) * SIM_PER_WALL * self.settings["speed"]
             for runner in self.runners:
                 runner.advance(dt)
@@ -274,7 +309,7 @@ class Session:
 # --- checking messages ------------------------------------------------------------------
 
 KINDS = ("start", "set", "thrust", "reset", "stability")
-FIELDS = {"start": {"type", "scene", "solvers", "rate", "speed", "e", "B", "paused"},
+FIELDS = {"start": {"type", "scene", "solvers", "rate", "speed", "e", "B", "wall", "paused"},
           "set": {"type", "solvers", "rate", "speed", "B", "paused"},
           "thrust": {"type", "direction"}, "reset": {"type"}, "stability": {"type", "methods", "z"}}
 REQUIRED = {"thrust": ("direction",), "stability": ("methods",)}
@@ -332,6 +367,9 @@ def check_settings(message, start):
                               f"one of {', '.join(SCENES)}")
         if "e" in message:
             out["e"] = _number(message, "e", *E_RANGE)
+        if "wall" in message:       # null: no wall
+            out["wall"] = (None if message["wall"] is None
+                           else _number(message, "wall", *WALL_RANGE, "null (no wall) or "))
     if "solvers" in message:
         out["solvers"] = _names(message, "solvers")
     if "rate" in message:
@@ -346,9 +384,9 @@ def check_settings(message, start):
     return out
 
 
-def _number(message, field, low, high):
+def _number(message, field, low, high, other=""):
     # compared as a float: a 400-digit integer has none, and is refused
-    return _check(checks.real, field, message[field], f"a number from {low:g} to {high:g}",
+    return _check(checks.real, field, message[field], f"{other}a number from {low:g} to {high:g}",
                   lambda x: low <= x <= high)
 
 
@@ -389,7 +427,7 @@ def _canonical(name):
 def _scene(settings):
     if settings["scene"] == "orbit":
         return SCENES["orbit"](e=settings["e"])
-    return SCENES["pendulum"](B=settings["B"])
+    return SCENES["pendulum"](B=settings["B"], wall=settings["wall"])
 
 
 def _shown(value):

@@ -37,6 +37,7 @@ const COLUMNS = {
     ['steps', 'steps', 'steps taken']],
 };
 const ENERGY_PARTS = [['kinetic', 'kinetic'], ['potential', 'potential'], ['total', 'total']];
+const PREVIEW_LIMITS = { thrust_dv: 0.005, planet_radius: 0.05 };   // what the picture needs before the hello
 
 const page = {
   socket: null,
@@ -188,7 +189,15 @@ function onFrame(frame) {
   errorPlot.record(frame);
   renderReadouts(frame);
   renderBars(frame.runners[0]);
+  announceStops(frame.runners);
   if (page.view !== 'stability') scheduleDraw();
+}
+
+// A run that ends at an event (the satellite hits the planet) is said on the status
+// line once: in the one frame that carries that event.  The notes keep saying it.
+function announceStops(runners) {
+  const stopped = runners.filter((r) => r.status === 'stopped' && r.events.length);
+  if (stopped.length) showStatus(stopped.map((r) => `${r.solver} ${r.message}`).join('; '), 'event');
 }
 
 function onStability(reply) {
@@ -267,7 +276,8 @@ function readHash() {
     speed = defaults.speed;
   }
   const solvers = names('solvers', offered(scene, B), [fallbackSolver(scene, B)]);
-  const run = { scene, solvers, rate: number('rate', limits.rate, defaults.rate), speed, e: number('e', limits.e, defaults.e), B };
+  const wall = params.get('wall') === 'none' ? null : number('wall', limits.wall, defaults.wall);
+  const run = { scene, solvers, rate: number('rate', limits.rate, defaults.rate), speed, e: number('e', limits.e, defaults.e), B, wall };
   const methods = names('methods', stabilityMethods, DEFAULT_STABILITY.filter((n) => stabilityMethods.includes(n)));
   const z = params.has('z') ? params.get('z').split(',').map(Number) : null;
   const point = z && z.length === 2 && z.every(Number.isFinite) ? z : null;
@@ -295,7 +305,7 @@ function writeHash() {
   const fields = [['scene', page.view]];
   if (page.view === 'stability') fields.push(['sim', s.scene]);
   fields.push(['solvers', s.solvers.join(',')], ['rate', s.rate], ['speed', s.speed], ['e', s.e], ['B', s.B],
-    ['methods', st.methods.join(',')]);
+    ['wall', s.wall ?? 'none'], ['methods', st.methods.join(',')]);
   if (st.z) fields.push(['z', st.z.join(',')]);
   const hash = `#${fields.map(([k, v]) => `${k}=${v}`).join('&')}`;
   if (hash !== location.hash) history.replaceState(null, '', hash);
@@ -307,7 +317,7 @@ function writeHash() {
 // --- asking the server for things ----------------------------------------------------
 
 const effectivePaused = () => page.userPaused || page.view === 'stability';
-const runOf = (s) => ({ scene: s.scene, solvers: s.solvers, rate: s.rate, speed: s.speed, e: s.e, B: s.B });
+const runOf = (s) => ({ scene: s.scene, solvers: s.solvers, rate: s.rate, speed: s.speed, e: s.e, B: s.B, wall: s.wall });
 
 function startRun(run) {
   page.restartPending = true;
@@ -337,6 +347,8 @@ function setUpLimits(limits) {
   Object.assign($('rate-number'), { min: lo, max: hi });
   Object.assign($('e-slider'), { min: limits.e[0], max: limits.e[1] });
   Object.assign($('b-slider'), { min: limits.B[0], max: limits.B[1] });
+  Object.assign($('wall-slider'), { min: limits.wall[0], max: limits.wall[1] });
+  $('wall-restitution').textContent = limits.wall_restitution;
   $('max-solvers').textContent = limits.max_solvers;
   $('speed-group').replaceChildren(...limits.speeds.map((speed) => {
     const label = document.createElement('label');
@@ -381,6 +393,10 @@ function syncControls(force = false) {
   $('e-value').textContent = Number($('e-slider').value).toFixed(2);
   setValue($('b-slider'), s.B, force);
   $('b-value').textContent = Number($('b-slider').value).toFixed(2);
+  $('wall-on').checked = s.wall !== null;
+  if (s.wall !== null) setValue($('wall-slider'), s.wall, force);
+  $('wall-slider').disabled = s.wall === null;
+  $('wall-value').textContent = Number($('wall-slider').value).toFixed(2);
   showScene(s.scene);
   renderStabilityList();
 }
@@ -523,6 +539,11 @@ function onDamping() {
   change({ B, solvers });
 }
 
+// The wall is part of the scene: a new one starts the run over, as a new e does.
+function onWall() {
+  startRun({ ...runOf(page.settings), wall: $('wall-on').checked ? Number($('wall-slider').value) : null });
+}
+
 function selectView(view) {
   const s = page.settings;
   if (!s || view === page.view) return;
@@ -554,6 +575,10 @@ function onThrustKey(event) {
   const direction = THRUST_KEYS[event.key];
   if (!direction || !page.settings) return;
   event.preventDefault();       // the arrow keys would otherwise scroll the page
+  if (page.frame && page.frame.runners.every((r) => r.status !== 'running')) {
+    showStatus('nothing left to steer: every run has ended (see the notes); press Reset to start again', 'event');
+    return;
+  }
   if (page.settings.scene === 'pendulum' && direction.startsWith('radial')) {
     showStatus('the pendulum has no radial thrust: ↑ pushes with the swing, ↓ against it');
     return;
@@ -639,11 +664,12 @@ function runnerRow(runner, i, columns) {
   return row;
 }
 
-// A failed runner's message, and the server's stability warnings (Euler on an
+// A failed or stopped runner's message, and the server's stability warnings (Euler on an
 // orbit is unstable at every step: on this page that is the lesson).
 function renderNotes(runners) {
   const notes = runners.flatMap((r) => [
     r.status === 'failed' ? `${r.solver} stopped: ${r.message}` : null,
+    r.status === 'stopped' ? `${r.solver} ${r.message}` : null,
     r.warning ? `${r.solver}: ${r.warning}` : null]).filter(Boolean);
   const list = $('notes');
   if (list.dataset.text === notes.join('\n')) return;
@@ -769,7 +795,7 @@ function scheduleDraw() {
     if (page.view === 'stability') {
       if (drawStability()) scheduleDraw();
     } else {
-      sceneView.draw(page.frame, page.settings || page.preview, page.hello ? page.hello.limits.thrust_dv : 0.005);
+      sceneView.draw(page.frame, page.settings || page.preview, page.hello ? page.hello.limits : PREVIEW_LIMITS);
       errorPlot.draw();
     }
   });
@@ -798,6 +824,9 @@ function wire() {
   $('e-slider').addEventListener('change', () => startRun({ ...runOf(page.settings), e: Number($('e-slider').value) }));
   $('b-slider').addEventListener('input', () => { $('b-value').textContent = Number($('b-slider').value).toFixed(2); });
   $('b-slider').addEventListener('change', onDamping);
+  $('wall-on').addEventListener('change', onWall);
+  $('wall-slider').addEventListener('input', () => { $('wall-value').textContent = Number($('wall-slider').value).toFixed(2); });
+  $('wall-slider').addEventListener('change', onWall);
   $('copy-link').addEventListener('click', copyLink);
   $('scene').addEventListener('click', () => $('scene').focus());
   $('scene').addEventListener('keydown', onThrustKey);

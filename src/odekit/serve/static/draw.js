@@ -109,7 +109,8 @@ export class SceneView {
     return settings.scene === 'orbit' ? [-settings.e, 0] : [0, 0];
   }
 
-  draw(frame, settings, thrustDv) {
+  // `limits` are the server's (its hello): the planet's radius, the thrust's size.
+  draw(frame, settings, limits) {
     const { ctx, w, h } = fitCanvas(this.canvas);
     ctx.fillStyle = BACKGROUND;
     ctx.fillRect(0, 0, w, h);
@@ -120,8 +121,9 @@ export class SceneView {
     const scale = Math.min(w, h) / (2 * extent);
     const toScreen = ([x, y]) => [w / 2 + (x - centre[0]) * scale, h / 2 - (y - centre[1]) * scale];
 
-    if (orbit) this.drawPlanet(ctx, toScreen([0, 0]));
+    if (orbit) this.drawPlanet(ctx, toScreen([0, 0]), limits.planet_radius * scale);
     else this.drawPivot(ctx, toScreen([0, 0]), scale);
+    if (!orbit && settings.wall !== null && settings.wall !== undefined) this.drawWall(ctx, toScreen([-settings.wall, 0])[0], h);
     if (!frame) return;         // before the first frame: the planet or the pivot alone
     // Solvers that agree draw the same path.  So that none hides another, the
     // paths are drawn like a cable: the first solver thinnest and on top, each
@@ -136,20 +138,33 @@ export class SceneView {
       this.drawBody(ctx, at, PALETTE[i], 5 + CABLE * i);
     }
     // the arrows over every body, so that a body does not hide another's arrows
-    frame.runners.forEach((runner) => this.drawArrows(ctx, toScreen(body(settings.scene, runner)), runner, orbit, thrustDv));
+    frame.runners.forEach((runner) => this.drawArrows(ctx, toScreen(body(settings.scene, runner)), runner, orbit, limits.thrust_dv));
     ctx.fillStyle = INK;
     ctx.font = '12px system-ui, sans-serif';
     ctx.fillText(`t = ${frame.t.toFixed(2)}${frame.paused ? '  (paused)' : ''}`, 10, 18);
   }
 
-  drawPlanet(ctx, [x, y]) {
-    const glow = ctx.createRadialGradient(x - 3, y - 3, 1, x, y, 11);
+  // At its true size, where the server stops a satellite that hits it (but never
+  // smaller than a dot when the view has grown far out).
+  drawPlanet(ctx, [x, y], radius) {
+    const r = Math.max(2, radius);
+    const glow = ctx.createRadialGradient(x - 0.3 * r, y - 0.3 * r, 0.1 * r, x, y, 1.1 * r);
     glow.addColorStop(0, '#c7d2fe');
     glow.addColorStop(1, '#475569');
     ctx.fillStyle = glow;
     ctx.beginPath();
-    ctx.arc(x, y, 10, 0, 2 * Math.PI);
+    ctx.arc(x, y, r, 0, 2 * Math.PI);
     ctx.fill();
+  }
+
+  // The pendulum's wall: a vertical line the bob bounces off, the whole height of the picture.
+  drawWall(ctx, x, h) {
+    ctx.strokeStyle = INK;
+    ctx.lineWidth = 3;
+    ctx.beginPath();
+    ctx.moveTo(x, 0);
+    ctx.lineTo(x, h);
+    ctx.stroke();
   }
 
   drawPivot(ctx, [x, y], scale) {
