@@ -2,12 +2,13 @@
 
 Two kinds of problems live here.  From the simulation literature:
 :func:`decay`, :func:`bead_on_rod`, :func:`bead_on_wire`, :func:`rotation`,
-:func:`kepler`, :func:`pendulum`, :func:`harmonic_oscillator`.  Standard test
-problems of the numerical literature: :func:`arenstorf`,
-:func:`van_der_pol`, :func:`lorenz`, :func:`brusselator`, :func:`robertson`,
-:func:`hires`, :func:`henon_heiles`, :func:`outer_solar_system`,
-:func:`mass_spring_chain`.  And one large, stiff one from graphics:
-:func:`cloth`, Baraff & Witkin's mass--spring sheet with sparse Jacobians.
+:func:`kepler`, :func:`pendulum`, :func:`harmonic_oscillator`,
+:func:`bouncing_ball`.  Standard test problems of the numerical literature:
+:func:`arenstorf`, :func:`van_der_pol`, :func:`lorenz`, :func:`brusselator`,
+:func:`robertson`, :func:`hires`, :func:`henon_heiles`,
+:func:`outer_solar_system`, :func:`mass_spring_chain`.  And one large,
+stiff one from graphics: :func:`cloth`, Baraff & Witkin's mass--spring sheet
+with sparse Jacobians.
 ``PROBLEMS`` maps each name to its constructor, :func:`problem` builds one
 by name and :func:`parameters` lists its parameters with their defaults.
 
@@ -20,6 +21,8 @@ They live in modules by kind, and every name is importable from
 * :mod:`~odekit.problems.orbits` -- kepler, arenstorf, henon_heiles,
   outer_solar_system;
 * :mod:`~odekit.problems.stiff` -- van_der_pol, robertson, hires;
+* :mod:`~odekit.problems.impacts` -- bouncing_ball, which carries its floor
+  as an event;
 * :mod:`~odekit.problems.cloth_sheet` -- cloth;
 * ``_checks`` -- the checks of their parameters.
 
@@ -47,6 +50,7 @@ import inspect
 # Every name the zoo had as one module, importable from here as before (_hires_rhs: the tests call it).
 from ..problem import ODEProblem, SecondOrderProblem  # noqa: F401
 from .cloth_sheet import CLOTH_GRAVITY, cloth, cloth_springs, cloth_stretch  # noqa: F401
+from .impacts import Bounces, ball_bounces, ball_rest_time, bouncing_ball  # noqa: F401
 from .linear import (bead_on_rod, bead_on_wire, chain_modes, decay, harmonic_oscillator,  # noqa: F401
                      mass_spring_chain, rotation)
 from .nonlinear import brusselator, lorenz, pendulum, pendulum_period  # noqa: F401
@@ -66,6 +70,7 @@ PROBLEMS = {
     "kepler": kepler,
     "pendulum": pendulum,
     "harmonic_oscillator": harmonic_oscillator,
+    "bouncing_ball": bouncing_ball,
     # standard test problems
     "arenstorf": arenstorf,
     "van_der_pol": van_der_pol,
