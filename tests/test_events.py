@@ -350,3 +350,13 @@ def test_both_backends_give_the_same_event_times(method):
     assert runs[1].backend == "numba"
     np.testing.assert_allclose([r.t for r in runs[1].events], [r.t for r in runs[0].events], rtol=1e-14)
     assert len(runs[0].events) >= 3
+
+
+def test_a_second_order_affect_that_returns_x_and_v_compiles():
+    """The zoo's ball returns ``(x, v)`` from its bounce; compiled, that once failed to type (the state's
+    store had a branch for ``(x, v)`` and one for a state, and Numba types both)."""
+    prob = odekit.problems.bouncing_ball(e=0.8, t_end=8.0)
+    runs = [odekit.solve(prob, "velocity_verlet", h=1e-3, backend=b) for b in ("python", "numba")]
+    assert runs[1].backend == "numba"
+    np.testing.assert_allclose([r.t for r in runs[1].events], [r.t for r in runs[0].events], rtol=1e-14)
+    assert len(runs[0].events) >= 3

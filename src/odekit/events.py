@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import checks
-from .kernels.evaluation import store_state, store_values
+from .kernels.evaluation import store_motion, store_state, store_values
 
 EventRecord = namedtuple("EventRecord", "t index component before after")
 EventRecord.__doc__ = """One event of a run: its time ``t``, the ``index`` of its :class:`Event` in the run's
@@ -169,7 +169,7 @@ def adapters(events, sizes, second_order, shape, compile_function):
     ``compile_function`` prepares each user function for that (Numba's
     ``njit``, or nothing for the Python backend).
     """
-    names = {"store_values": store_values, "store_state": store_state, "shape": shape}
+    names = {"store_values": store_values, "store": store_motion if second_order else store_state, "shape": shape}
     if second_order:
         view, state = "x, v = W[row, :n].reshape(shape), W[row, n:].reshape(shape)", "x, v"
     else:
@@ -188,7 +188,7 @@ def adapters(events, sizes, second_order, shape, compile_function):
             names[f"a{k}"] = compile_function(e.affect)
             index = "c, " if m > 1 else ""
             lines.append(f"    if k == {k}:")
-            lines.append(f"        return store_state(W, row, a{k}(t, {state}, {index}*args), {second_order})")
+            lines.append(f"        return store(W, row, a{k}(t, {state}, {index}*args))")
     lines.append("    return True")
     exec("\n".join(lines), names)     # our own template; the user's functions enter by name
     return names["g"], names["affect"]
