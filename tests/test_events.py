@@ -360,3 +360,20 @@ def test_a_second_order_affect_that_returns_x_and_v_compiles():
     assert runs[1].backend == "numba"
     np.testing.assert_allclose([r.t for r in runs[1].events], [r.t for r in runs[0].events], rtol=1e-14)
     assert len(runs[0].events) >= 3
+
+
+def test_a_scalar_second_order_state_reaches_g_as_numbers():
+    """x and v of a scalar SecondOrderProblem reach g as numbers, as they reach the force; compiled,
+    ``math.cos`` refused the 0-d arrays they once were."""
+    prob = odekit.problems.bouncing_ball(e=0.8, g=G, h0=H0, t_end=1.4)      # falling all along: lands at 1.43
+
+    def level(t, x, v, g, e):
+        return math.cos(x)
+
+    runs = [odekit.solve(prob, "velocity_verlet", h=1e-3, events=Event(level), backend=b) for b in ("python", "numba")]
+    assert runs[1].backend == "numba"
+    # x = H0 - G t^2 / 2 passes the zeros of cos at 5 pi / 2, 3 pi / 2, pi / 2
+    expected = [math.sqrt(2 * (H0 - c * math.pi) / G) for c in (2.5, 1.5, 0.5)]
+    for sol in runs:
+        np.testing.assert_allclose(sol.t_events[1], expected, rtol=1e-12)
+    np.testing.assert_allclose(runs[1].t_events[1], runs[0].t_events[1], rtol=1e-14)

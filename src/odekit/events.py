@@ -49,7 +49,8 @@ class Event:
         x, v, *args)``; with a vector ``g``, ``affect(t, y, i, *args)`` with
         the index ``i`` of the component that fired) returns the new state
         (``(x, v)``) or changes ``y`` (``x``, ``v``) in place and returns
-        None.  It sees the state just before the crossing.
+        None.  It sees the state just before the crossing.  A scalar state
+        comes as numbers, as to the right-hand side: return the new one.
     name : str, optional
         For logs and messages; default ``g``'s name.
 
@@ -170,8 +171,12 @@ def adapters(events, sizes, second_order, shape, compile_function):
     ``njit``, or nothing for the Python backend).
     """
     names = {"store_values": store_values, "store": store_motion if second_order else store_state, "shape": shape}
+    # a scalar state as numbers, as the force and the right-hand side get it (not 0-d arrays,
+    # which Numba's math functions refuse)
     if second_order:
-        view, state = "x, v = W[row, :n].reshape(shape), W[row, n:].reshape(shape)", "x, v"
+        view = ("x, v = W[row, 0], W[row, 1]" if shape == ()
+                else "x, v = W[row, :n].reshape(shape), W[row, n:].reshape(shape)")
+        state = "x, v"
     else:
         view, state = ("y = W[row, 0]" if shape == () else "y = W[row].reshape(shape)"), "y"
     lines = ["def g(t, W, row, G, grow, args):", "    n = W.shape[1] // 2", f"    {view}"]
