@@ -304,7 +304,7 @@ def test_an_unknown_parameter_is_refused_with_the_accepted_ones_and_their_defaul
     code, out, err = run(capsys, "solve", "pendulum", "-p", "damping=0.1", "--h", "0.01")
     assert code == 2 and out == ""
     accepted = inspect.signature(odekit.problems.pendulum).parameters.values()
-    expected = ", ".join(f"{p.name}={p.default:g}" for p in accepted)
+    expected = ", ".join(f"{p.name}={'None' if p.default is None else format(p.default, 'g')}" for p in accepted)
     assert err == f"odekit: error: problem 'pendulum' got an unexpected keyword 'damping'; accepted: {expected}\n"
     code, out, _ = run(capsys, "solve", "pendulum", "-p", "B=0.1", "--h", "0.01", "--quiet", "--backend", "python")
     assert code == 0                                      # the damping is called B

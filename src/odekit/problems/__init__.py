@@ -56,7 +56,7 @@ from .linear import (bead_on_rod, bead_on_wire, chain_modes, decay, harmonic_osc
 from .nonlinear import brusselator, lorenz, pendulum, pendulum_period  # noqa: F401
 from .orbits import (ARENSTORF_MU, ARENSTORF_PERIOD, ARENSTORF_V0, OUTER_SOLAR_SYSTEM_BODIES,  # noqa: F401
                      OUTER_SOLAR_SYSTEM_G, OUTER_SOLAR_SYSTEM_MASSES, arenstorf, henon_heiles, kepler,
-                     kepler_anomaly, nbody_energy, outer_solar_system, runge_lenz)
+                     kepler_anomaly, nbody_energy, outer_solar_system, pericentre_event, runge_lenz)
 from .stiff import (HIRES_REFERENCE, HIRES_T_END, HIRES_Y0, _hires_rhs, hires, robertson,  # noqa: F401
                     van_der_pol)
 
@@ -104,7 +104,7 @@ def parameters(name):
     """The keyword parameters of the zoo problem ``name`` and their defaults, read from its constructor.
 
     >>> parameters("pendulum")
-    {'g': 9.8, 'L': 1.0, 'B': 0.0, 'theta0': 2.0, 'omega0': 0.0, 't_end': 10.0}
+    {'g': 9.8, 'L': 1.0, 'B': 0.0, 'theta0': 2.0, 'omega0': 0.0, 't_end': 10.0, 'wall': None, 'restitution': 0.0}
     """
     try:
         make = PROBLEMS[name]
