@@ -44,7 +44,7 @@ def _wall_bounce(t, theta, omega, g, L, B, wall, e):
     return theta, -e * omega
 
 
-WALL_STOP = Event(_wall, terminal=True, affect=_wall_bounce, name="wall")
+WALL_STOP = Event(_wall, terminal=True, name="wall")
 WALL_BOUNCE = Event(_wall, affect=_wall_bounce, name="wall")
 
 
@@ -136,8 +136,9 @@ def pendulum(g=9.8, L=1.0, B=0.0, theta0=2.0, omega0=0.0, t_end=10.0, wall=None,
     restitution : float
         What the wall gives back, ``0 <= restitution <= 1``.  0 (default):
         the bob stops dead at the wall, an inelastic stop that ends the
-        run there (a terminal event: ``Status.EVENT``, the last time the
-        hit's); otherwise it bounces back, ``theta' <- -restitution theta'``.
+        run there (a terminal event: ``Status.EVENT``; the last time and
+        state are the hit's, its speed the speed of impact); otherwise it
+        bounces back, ``theta' <- -restitution theta'``.
 
     Notes
     -----
