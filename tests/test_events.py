@@ -377,3 +377,17 @@ def test_a_scalar_second_order_state_reaches_g_as_numbers():
     for sol in runs:
         np.testing.assert_allclose(sol.t_events[1], expected, rtol=1e-12)
     np.testing.assert_allclose(runs[1].t_events[1], runs[0].t_events[1], rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_an_event_that_meets_a_full_log_fires_after_the_log_grows(backend):
+    """A sawtooth y' = 1, y <- y - 1 at y = 1: a linear g, whose roots are located exactly, on g = 0.
+    The 65th event finds the log (64 rows at first) full: the step is cut just before it, the log
+    grows, and the next step starts on the event's zero -- where a zero once never fired, and the
+    sawtooth rose for ever after."""
+    prob = odekit.ODEProblem(lambda t, y: np.array([1.0]), (0.0, 150.5), np.array([0.0]))
+    event = Event(lambda t, y: y[0] - 1.0, direction=1, affect=lambda t, y: y - 1.0)
+    sol = odekit.solve(prob, "rk4", h=0.3, events=event, backend=backend)
+    assert sol.backend == backend
+    np.testing.assert_allclose([r.t for r in sol.events], np.arange(1.0, 151.0), rtol=1e-12)
+    assert sol.y[-1][0] == pytest.approx(0.5, abs=1e-12)
