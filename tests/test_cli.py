@@ -4,13 +4,19 @@ import csv
 import functools
 import inspect
 import io
+import json
 import math
+import os
 import pathlib
 import re
+import select
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import tomllib
+import warnings
 
 import numpy as np
 import pytest
@@ -283,6 +289,24 @@ def test_progress_bar_draws_for_long_work_and_ends_its_line():
     assert stream.getvalue().endswith("\n") and "[##########] 4/4 last" in stream.getvalue()
 
 
+def test_progress_bar_interrupted_as_it_draws_still_ends_its_line():
+    class Interrupting(io.StringIO):
+        pressed = True
+
+        def write(self, text):          # Ctrl-C arrives just after the text is out
+            super().write(text)
+            if self.pressed:
+                raise KeyboardInterrupt
+
+    stream = Interrupting()
+    bar = Progress("job", stream=stream, delay=0.0)
+    with pytest.raises(KeyboardInterrupt):
+        bar(1, 4, "first")
+    stream.pressed = False
+    bar.close()
+    assert stream.getvalue().endswith(" 1/4 first               \n")
+
+
 def test_solve_takes_a_linear_solver_for_the_cloth(capsys):
     code, out, _ = run(capsys, "solve", "cloth", "--method", "linearized_euler", "--h", str(1 / 60),
                        "--t-end", "0.1", "-p", "n=6", "--linear-solver", "cg", "--quiet")
@@ -411,3 +435,117 @@ def test_euler_going_over_the_top_of_the_pendulum_is_secular_not_too_short(capsy
     assert code == 0
     euler = out.splitlines()[3].split()
     assert euler[0] == "euler" and euler[-1] == "secular" and float(euler[-2]) > 0.5    # energy +55 %
+
+
+# --- Ctrl-C, and failures that are no fault of the command line: a line, not a traceback ---------
+
+SRC = str(pathlib.Path(odekit.__file__).resolve().parents[1])     # this checkout's odekit, for subprocesses
+LIMIT = 120                                                        # seconds a subprocess may take
+
+
+def odekit_process(*argv, stdout=subprocess.PIPE):
+    return subprocess.Popen([sys.executable, "-m", "odekit.cli", *argv], stdout=stdout, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": SRC})
+
+
+def ctrl_c(argv, label):
+    """Run ``odekit argv``, press Ctrl-C once its progress bar shows the run ``label`` under way.
+
+    Returns ``(status, stdout, stderr)``.  The bar appears after a second of
+    work, when a run on the Python backend has passed its first slice of
+    steps and keeps what it computed.
+    """
+    proc = odekit_process(*argv)
+    seen, deadline = b"", time.monotonic() + LIMIT
+    try:
+        while not [done for done, run in re.findall(rb"\] ([0-9.e+-]+)/\S+ (\S+)", seen)
+                   if run.decode() == label and float(done) > 0]:
+            ready, _, _ = select.select([proc.stderr], [], [], 1.0)
+            chunk = os.read(proc.stderr.fileno(), 4096) if ready else b""
+            assert time.monotonic() < deadline and (chunk or not ready), seen.decode() + proc.stderr.read().decode()
+            seen += chunk
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=LIMIT)
+    finally:
+        proc.kill()
+    return proc.returncode, out.decode(), (seen + err).decode()
+
+
+def test_ctrl_c_in_solve_says_where_it_stopped_and_keeps_the_steps_in_the_csv(tmp_path):
+    table = tmp_path / "steps.csv"
+    code, out, err = ctrl_c(["solve", "kepler", "--method", "rk4", "--h", "1e-5", "--t-end", "1000",
+                             "--backend", "python", "--csv", str(table)], "t")
+    assert code == 130 and out == "" and "Traceback" not in err
+    line = err.split("\n")[-2]                  # the bar's line is ended first
+    stop = re.fullmatch(r"odekit: solve: rk4 on kepler: interrupted by Ctrl-C at t=(\S+) after ([0-9,]+) steps; "
+                        rf"the steps so far are in {re.escape(str(table))}", line)
+    assert stop, err
+    steps = int(stop.group(2).replace(",", ""))
+    rows = list(csv.reader(table.open()))
+    assert len(rows) == 1 + steps + 1 and steps > 1000             # the header, t0, every step
+    assert f"{float(rows[-1][0]):.6g}" == stop.group(1) and math.isclose(float(rows[-1][0]), steps * 1e-5)
+
+
+def test_ctrl_c_in_a_shootout_names_the_run_and_writes_nothing(tmp_path):
+    table = tmp_path / "table.csv"
+    code, out, err = ctrl_c(["shootout", "kepler", "--methods", "euler,rk4", "--budget", "1e6", "--backend",
+                             "python", "--csv", str(table)], "euler")
+    assert code == 130 and out == "" and "Traceback" not in err
+    assert re.fullmatch(r"odekit: shootout: euler on kepler: interrupted by Ctrl-C at t=\S+ after [0-9,]+ steps; "
+                        r"nothing written", err.split("\n")[-2]), err
+    assert not table.exists()
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["solve", "kepler", "--h", "0.01", "--quiet"], "solve"),
+    (["stability", "rk4", "--quiet"], "analysis.stability_function"),
+])
+def test_ctrl_c_before_a_run_has_steps_is_a_line_too(capsys, monkeypatch, argv, where):
+    def pressed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(odekit.analysis if "." in where else cli, where.split(".")[-1], pressed)
+    try:
+        code, out, err = run(capsys, *argv)
+    except KeyboardInterrupt:               # not to stop the test session
+        pytest.fail("Ctrl-C went through odekit's main()")
+    assert (code, out, err) == (130, "", f"odekit: {argv[0]}: interrupted by Ctrl-C\n")
+
+
+@pytest.mark.parametrize("argv, failed", [
+    (["convergence", "lorenz", "--methods", "rk4", "--t-end", "1", "--hs", "0.01,0.005"], "the reference run"),
+    (["shootout", "lorenz", "--methods", "euler", "--t-end", "1", "--budget", "100"], "the reference solution"),
+])
+def test_a_failed_reference_run_is_an_error_line_not_a_traceback(capsys, argv, failed):
+    # a state of 1e100 grows past the reference's million steps in the first 1e-96 of time
+    with warnings.catch_warnings():         # and h = 0.01 is far beyond rk4's stability limit there
+        warnings.simplefilter("ignore", odekit.StiffnessWarning)
+        code, out, err = run(capsys, *argv, "-p", "y0=1e100,1e100,1e100", "--quiet")
+    assert code == 1 and out == ""
+    assert err.startswith(f"odekit: error: {failed} ") and "failed: max_steps=1000000 reached" in err
+
+
+def test_output_to_a_reader_that_went_away_ends_quietly():
+    proc = odekit_process("methods", "--markdown")
+    proc.stdout.close()                         # `odekit methods --markdown | head -0`
+    _, err = proc.communicate(timeout=LIMIT)
+    assert proc.returncode == 141 and err == b""
+
+
+def test_ctrl_c_stops_odekit_serve_without_a_traceback():
+    pytest.importorskip("uvicorn", reason="odekit serve needs the 'serve' extra")
+    from websockets.sync.client import connect
+
+    proc = odekit_process("serve")
+    try:
+        line = proc.stdout.readline().decode()
+        assert line.startswith("odekit serve: http://127.0.0.1:"), line + proc.stderr.read().decode()
+        with connect(f"ws://{line.split()[2].split('//')[1].rstrip('/')}/ws", open_timeout=30) as ws:
+            assert json.loads(ws.recv(timeout=60))["type"] == "hello"
+            ws.send('{"type": "start", "solvers": ["euler"]}')
+            assert json.loads(ws.recv(timeout=60))["type"] == "state"      # a page served, its frames sent
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=LIMIT)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and "Traceback" not in err.decode() and out == b"", err.decode()

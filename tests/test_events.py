@@ -352,6 +352,17 @@ def test_both_backends_give_the_same_event_times(method):
     assert len(runs[0].events) >= 3
 
 
+@pytest.mark.parametrize("options", [dict(method="rk4", h=0.1), dict(method="dp54")], ids=["fixed", "adaptive"])
+def test_an_affect_within_rounding_of_the_end_ends_the_run_there(options):
+    """A jump one ulp before t_end leaves no step to take: the run ends at t_end, not in STEP_UNDERFLOW."""
+    prob = odekit.ODEProblem(lambda t, y: np.zeros(1), (0.0, 0.1), np.zeros(1))
+    event = Event(lambda t, y: t - (0.1 - 3e-17), affect=lambda t, y: y + 1)
+    method = options.pop("method")
+    sol = odekit.solve(prob, method, events=event, backend="python", **options)
+    assert sol.status == Status.SUCCESS and sol.t[-1] == 0.1
+    assert len(sol.events) == 1 and sol.y[-1][0] == 1.0
+
+
 def test_a_second_order_affect_that_returns_x_and_v_compiles():
     """The zoo's ball returns ``(x, v)`` from its bounce; compiled, that once failed to type (the state's
     store had a branch for ``(x, v)`` and one for a state, and Numba types both)."""

@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from odekit import BackendFallbackWarning, Integrator, ODEProblem, SecondOrderProblem, Status, solve
+from odekit import (BackendFallbackWarning, IntegrationError, Integrator, ODEProblem, SecondOrderProblem, Status,
+                    method as odekit_method, solve)
 from odekit.analysis import stiffness
 
 from conftest import decay, rk4_factor, spring
@@ -285,8 +286,54 @@ def test_jacobian_nonfinite_mid_run_is_blamed_on_jac(backend):
     assert fixed.status == Status.NONFINITE
     assert fixed.message.startswith("jac returned non-finite values") and named_time(fixed.message) == 0.5
     adaptive = solve(prob, "rodas4", backend=backend)
-    assert adaptive.status == Status.STEP_UNDERFLOW
-    assert "; jac returned non-finite values" in adaptive.message and "fun" not in adaptive.message
+    assert adaptive.status == Status.NONFINITE           # at once: no smaller step cures jac
+    assert adaptive.message.startswith("jac returned non-finite values") and "fun" not in adaptive.message
+    assert named_time(adaptive.message) == float(f"{adaptive.t[-1]:.6g}") and adaptive.t[-1] > 0.45
+
+
+IMPLICIT = ["backward_euler", "trapezoid", "trbdf2", "kencarp4", "radau5", "implicit_midpoint",
+            "linearized_euler", "rodas4", "bdf", "ndf"]
+ONE_PER_FAMILY = ["trbdf2", "radau5", "rodas4", "bdf"]
+
+
+@pytest.mark.parametrize("backend, name", [("python", name) for name in IMPLICIT]
+                         + [("numba", name) for name in ONE_PER_FAMILY])
+def test_a_jacobian_nonfinite_mid_run_stops_adaptive_runs_at_once_naming_jac(backend, name):
+    # a written time (or state) takes a fresh Jacobian in the next step, at t = 0.5, where it is nan
+    integ = Integrator(ODEProblem(cubic, (0.0, 1.0), [1.0, 2.0], jac=jac_nan_late), name,
+                       adaptive=None if odekit_method(name).adaptive else "doubling", backend=backend)
+    integ.advance_to(0.25)
+    before = integ.stats
+    integ.t = 0.5
+    with pytest.raises(IntegrationError) as caught:
+        integ.step()
+    assert caught.value.status == Status.NONFINITE
+    message = str(caught.value)
+    assert message.startswith("jac returned non-finite values (inf or nan) at t=0.5, in the step from t=0.5")
+    after = integ.stats      # one Jacobian, no step retried smaller
+    assert (after.njev, after.nsteps, integ.t) == (before.njev + 1, before.nsteps, 0.5)
+
+
+def test_the_kernels_codes_are_distinct():
+    from odekit.kernels import layout
+
+    codes = {name: getattr(layout, name) for name in ("SUCCESS", "MAX_STEPS", "STEP_UNDERFLOW", "NONFINITE",
+             "BAD_SHAPE", "NEWTON_FAILED", "FUNCTION_ERROR", "MEMORY_LIMIT", "INTERRUPTED", "EVENTS_ACCUMULATE",
+             "MAX_EVENTS", "EVENT", "PAUSED", "BUFFER_FULL", "JAC_NONFINITE")}
+    assert len(set(codes.values())) == len(codes), codes
+    assert layout.JAC_NONFINITE not in set(Status)         # internal: never a run's status
+
+
+def f_nan_above_one(t, y):
+    # finite at y0 = (1, 2), nan at the state a forward difference perturbs it to
+    return np.where(y[0] > 1.0, np.nan, -y)
+
+
+def test_a_difference_jacobian_nonfinite_since_f_is_retried_with_smaller_steps():
+    # f's failure, as at a stage: a smaller step may get past it, so the run shrinks the step
+    sol = solve(ODEProblem(f_nan_above_one, (0.0, 1.0), [1.0, 2.0]), "radau5", backend="python")
+    assert sol.status == Status.STEP_UNDERFLOW and sol.stats.nrejected > 10
+    assert "; fun returned non-finite values at t=0" in sol.message
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

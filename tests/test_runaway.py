@@ -141,7 +141,7 @@ FREE = 2 ** 17           # bytes of memory free, as little_memory pretends: outp
 def little_memory(monkeypatch):
     """Pretend only FREE bytes of memory are free, and check even small buffers against it."""
     monkeypatch.setattr(recording, "SMALL_BYTES", 0)
-    monkeypatch.setattr(recording, "_available_memory", lambda: FREE)
+    monkeypatch.setattr(recording, "available_memory", lambda: FREE)
 
 
 def harmonic(t, y):
@@ -289,3 +289,36 @@ def test_ctrl_c_stops_a_run_at_once_keeping_its_steps(backend, how):
     assert report["status"] == "INTERRUPTED" and report["exact"]
     assert report["steps"] > 1000
     assert report["message"].startswith("interrupted by Ctrl-C at t=")
+
+
+REPORTED_RUN = """
+    import json, time
+    import odekit
+
+    def slow(t, y):          # a costly Python function: a report every 0.1 s covers fewer steps than a slice
+        time.sleep(1e-4)
+        return -y
+
+    print("ready", flush=True)
+    try:
+        odekit.solve(odekit.ODEProblem(slow, (0.0, 1e6), [1.0]), "rk4", h=1e-3, backend="python",
+                     progress=lambda done, total, label: None)
+    except odekit.Interrupted as exc:
+        sol = exc.solution
+        print(json.dumps({"steps": sol.stats.naccepted, "rows": len(sol.t), "status": sol.status.name}))
+"""
+
+
+def test_ctrl_c_keeps_the_steps_of_a_python_run_that_reports_progress():
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(REPORTED_RUN)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": SRC})
+    try:
+        assert proc.stdout.readline() == "ready\n", proc.stderr.read()
+        time.sleep(1.5)                         # past the first report
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=LIMIT)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    report = json.loads(out)
+    assert report["status"] == "INTERRUPTED" and report["rows"] == report["steps"] + 1 > 256

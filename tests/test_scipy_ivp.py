@@ -679,22 +679,47 @@ def test_t_eval_dense_output():
 
 # --- trivial spans and states -----------------------------------------------------------
 
-# #13 item 8 decided to keep these refusals (solve_ivp's docstring says why): they stay marked
-ZERO_SPAN = "refused on purpose: a zero-length span is an error where SciPy returns a trivial success"
-EMPTY = "refused on purpose: an empty y0 is an error where SciPy returns a trivial success"
+# #13 item 8: solve_ivp returns SciPy's trivial success; odekit's own Integrator (and solve) refuse
+# both on purpose (solve's docstring says why), so SciPy's tests of its solver classes stay marked
+ZERO_SPAN = "refused on purpose by Integrator: a zero-length span is an error (solve_ivp returns SciPy's success)"
+EMPTY = "refused on purpose by Integrator: an empty y0 is an error (solve_ivp returns SciPy's success)"
 
 
 # scipy: test_no_integration (sol.sol beyond the span is not ported: odekit does not extrapolate)
-@pytest.mark.xfail(strict=True, reason=ZERO_SPAN)
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", methods(*ALL))
 def test_no_integration(method, backend):
     sol = solve_ivp(lambda t, y: -y, [4, 4], [2, 3], method, dense_output=True, backend=backend,
                     **DEFAULT_TOL)
-    assert_equal(sol.t, [4])
-    assert_equal(sol.y, [[2, 3]])
+    assert_equal(sol.t, [4, 4])                 # as SciPy 1.17: the start, and the end it "reached"
+    assert_equal(sol.y, [[2, 3], [2, 3]])
     assert_equal(sol.sol(4), [2, 3])
     assert_equal(sol.sol([4, 4]), [[2, 3], [2, 3]])
+
+
+def test_nothing_to_integrate_costs_nothing_and_keeps_scipys_shapes():
+    def untouchable(t, y):
+        raise AssertionError("fun was called with nothing to integrate")
+
+    zero = solve_ivp(untouchable, (1.5, 1.5), [1j, 2.0], "radau5", t_eval=[1.5, 1.5], dense_output=True)
+    assert zero.success and zero.status == Status.SUCCESS and zero.stats == odekit.Stats(0, 0, 0, 0, 0, 0)
+    assert zero.message == "The solver reached t_end=1.5: nothing to integrate, the span has zero length."
+    assert_equal(zero.t, [1.5, 1.5])            # SciPy gives no point at all for t_eval on a zero span
+    assert_equal(zero.y, [[1j, 2.0], [1j, 2.0]])
+    with pytest.raises(ValueError, match=r"t must lie within the solved span \[1.5, 1.5\], got 2.0"):
+        zero.sol(2.0)
+    empty = solve_ivp(untouchable, (10, 0), np.zeros((0, 3)), t_eval=[10, 4, 0])
+    assert empty.success and empty.stats.nfev == 0
+    assert empty.message == "The solver reached t_end=0: nothing to integrate, the state is empty."
+    assert_equal(empty.t, [10, 4, 0])
+    assert empty.y.shape == (3, 0, 3)           # time-major: SciPy's y is (0, 3) for a flat empty y0
+    # the options are checked all the same
+    with pytest.raises(ValueError, match=r"rtol must be a number"):
+        solve_ivp(untouchable, (1.5, 1.5), [1.0], rtol="1e-3")
+    with pytest.raises(ValueError, match=r"t_eval must lie within t_span \[1.5, 1.5\]"):
+        solve_ivp(untouchable, (1.5, 1.5), [1.0], t_eval=[1.0])
+    with pytest.raises(ValueError, match=r"method 'velocity_verlet' is a splitting method"):
+        solve_ivp(untouchable, (0.0, 1.0), [], "velocity_verlet")
 
 
 # scipy: test_no_integration_class (the zero-length span)
@@ -716,7 +741,6 @@ def test_no_integration_class_empty(method):
 
 
 # scipy: test_empty (the span [0, inf] is not ported: odekit's spans are finite)
-@pytest.mark.xfail(strict=True, reason=EMPTY)
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", methods(*ALL))
 def test_empty(method, backend):
@@ -732,7 +756,6 @@ def test_empty(method, backend):
 
 
 # scipy: test_zero_interval
-@pytest.mark.xfail(strict=True, reason=ZERO_SPAN)
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("method", methods("RK23", "RK45", "DOP853", "Radau", "BDF"))
 def test_zero_interval(method, backend):

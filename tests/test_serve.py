@@ -475,6 +475,16 @@ def test_create_app_checks_max_sessions():
         create_app(max_sessions=0)
 
 
+def test_the_servers_counts_are_odekits_checks_refusing_bools_and_strings():
+    from odekit.serve import listen
+
+    with pytest.raises(ValueError, match=r"^max_sessions must be a positive integer, got True \(bool\)$"):
+        create_app(max_sessions=True)
+    with pytest.raises(ValueError, match=r"^port must be an integer from 0 to 65535 \(0: a free port\), "
+                                         r"got '80' \(str\)$"):
+        listen(port="80", warm=False)
+
+
 # --- the server on a real socket ----------------------------------------------------------
 
 @pytest.fixture

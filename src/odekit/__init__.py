@@ -37,7 +37,8 @@ from .tableau import ButcherTableau, RosenbrockTableau
 __version__ = "0.1.0"
 
 __all__ = [
-    "BackendFallbackWarning", "ButcherTableau", "Event", "EventRecord", "Family", "FixedStep", "IntegrationError", "Integrator", "Interrupted",
+    "BackendFallbackWarning", "ButcherTableau", "Event", "EventRecord", "Family", "FixedStep", "IntegrationError",
+    "Integrator", "Interrupted",
     "Method", "MethodControl", "ODEProblem", "PIController", "RosenbrockTableau", "SecondOrderProblem", "Solution",
     "ShootoutResult", "SplittingScheme", "Stats", "Status", "StepDoubling", "StiffnessWarning", "System",
     "analysis", "method",

@@ -1,8 +1,9 @@
 """Checks of what users pass in: one place for numbers, flags, choices, spans and arrays.
 
 Every check names the argument, shows the value it was given and says what
-is accepted, in the form ``"{name} must be {accepted}, got {value}"``.  None
-coerces silently: a string is not a number (``h="0.1"``), a bool is neither a
+is accepted, in the form ``"{name} must be {accepted}, got {value}"``; the
+value is shown as :func:`shown` writes it, or as the caller's ``show`` does
+(``odekit serve`` shows a page's values as JSON).  None coerces silently: a string is not a number (``h="0.1"``), a bool is neither a
 number nor a count (``h=True``), ``"yes"`` and ``"False"`` are not flags, and
 a masked array is not an array of numbers (its mask would be dropped).
 
@@ -32,9 +33,9 @@ def shown(value, limit=80):
     return text
 
 
-def fail(name, accepted, value, hint=""):
-    """The ValueError of every check: ``name`` must be ``accepted``, got ``value``."""
-    return ValueError(f"{name} must be {accepted}, got {shown(value)}" + (f"; {hint}" if hint else ""))
+def fail(name, accepted, value, hint="", show=shown):
+    """The ValueError of every check: ``name`` must be ``accepted``, got ``value`` (as ``show`` writes it)."""
+    return ValueError(f"{name} must be {accepted}, got {show(value)}" + (f"; {hint}" if hint else ""))
 
 
 def is_real(value):
@@ -46,7 +47,7 @@ def is_real(value):
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def real(name, value, accepted="a finite real number", ok=math.isfinite, hint=""):
+def real(name, value, accepted="a finite real number", ok=math.isfinite, hint="", show=shown):
     """One real number as a float, for which ``ok(float)`` holds (by default: finite).
 
     Parameters
@@ -61,16 +62,28 @@ def real(name, value, accepted="a finite real number", ok=math.isfinite, hint=""
         ``ok(x)`` for the float ``x``: whether it is accepted.
     hint : str
         Advice appended to the message.
+    show : callable
+        How the message writes the value: :func:`shown`, or the caller's.
     """
     if not is_real(value):
-        raise fail(name, accepted, value, hint)
+        raise fail(name, accepted, value, hint, show)
     try:
         number = float(value)
     except OverflowError:                  # an int beyond the range of floats
-        raise fail(name, accepted, value, hint) from None
+        raise fail(name, accepted, value, hint, show) from None
     if not ok(number):
-        raise fail(name, accepted, value, hint)
+        raise fail(name, accepted, value, hint, show)
     return number
+
+
+def reals(name, value, size, accepted, ok=math.isfinite, show=shown):
+    """A list or tuple of ``size`` real numbers, each accepted by :func:`real` with ``ok``, as floats."""
+    if isinstance(value, (list, tuple)) and len(value) == size:
+        try:
+            return tuple(real(name, number, accepted, ok) for number in value)
+        except ValueError:
+            pass
+    raise fail(name, accepted, value, show=show)
 
 
 def positive(name, value, accepted="a positive finite number", hint=""):
@@ -99,19 +112,26 @@ def steps(name, value):
     return min(count(name, value), NO_LIMIT)
 
 
-def flag(name, value):
+def flag(name, value, accepted="True or False", show=shown):
     """``True`` or ``False`` (also NumPy's), as a bool: not 1, ``"yes"`` or ``"False"``."""
     if not isinstance(value, (bool, np.bool_)):
-        raise fail(name, "True or False", value)
+        raise fail(name, accepted, value, show=show)
     return bool(value)
 
 
-def choice(name, value, options, accepted=None):
+def choice(name, value, options, accepted=None, show=shown):
     """One of ``options``, compared by type and value (so ``1`` is not ``True``)."""
     for option in options:
         if value is option or (type(value) is type(option) and value == option):
             return option
-    raise fail(name, accepted or "one of " + ", ".join(map(repr, options)), value)
+    raise fail(name, accepted or "one of " + ", ".join(map(repr, options)), value, show=show)
+
+
+def strings(name, value, most, accepted, show=shown):
+    """A list of 1 to ``most`` strings (names), as a new list."""
+    if not (isinstance(value, list) and 1 <= len(value) <= most and all(isinstance(s, str) for s in value)):
+        raise fail(name, accepted, value, show=show)
+    return list(value)
 
 
 def callable_or_none(name, value, accepted):
@@ -156,11 +176,11 @@ def finite_entries(name, values):
     return values
 
 
-def state(name, value):
-    """A non-empty, finite array of real or complex numbers, as float64 or complex128."""
+def state(name, value, empty=False):
+    """A non-empty (or with ``empty``, any) finite array of real or complex numbers, as float64 or complex128."""
     values = array(name, value, COMPLEX, "an array of real or complex numbers")
     values = values.astype(np.complex128 if values.dtype.kind == "c" else np.float64)
-    if values.size == 0:
+    if values.size == 0 and not empty:
         raise ValueError(f"{name} is empty; accepted: at least one number")
     return finite_entries(name, values)
 
@@ -171,8 +191,8 @@ def times(name, value):
     return finite_entries(name, values.astype(float))
 
 
-def time_span(name, value):
-    """A pair ``(t0, t_end)`` of finite real numbers with ``t_end != t0`` and a finite length."""
+def time_span(name, value, zero=False):
+    """A pair ``(t0, t_end)`` of finite real numbers with ``t_end != t0`` (unless ``zero``) and a finite length."""
     accepted = "a pair of numbers (t0, t_end)"
     try:
         pair = tuple(value) if not isinstance(value, (str, bytes)) else ()
@@ -189,7 +209,7 @@ def time_span(name, value):
         t0 = t1 = math.inf
     if not (math.isfinite(t0) and math.isfinite(t1)):
         raise ValueError(f"{name} must be finite, got {value!r}")
-    if t0 == t1:
+    if t0 == t1 and not zero:
         raise ValueError(f"{name} has zero length: t0 = t_end = {t0!r}; accepted: t_end != t0 "
                          "(t_end < t0 integrates backward)")
     if not math.isfinite(t1 - t0):

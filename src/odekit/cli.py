@@ -3,6 +3,8 @@
 Every file a command will write is checked before the work starts, so that
 a long shootout does not end in a failed write; a write that fails anyway
 ends in an ``odekit: error:`` line naming the path, never a traceback.
+Ctrl-C ends a command with one line saying what it stopped and what was
+kept, and the status 130 (128 + SIGINT, as Unix shells report it).
 """
 
 import argparse
@@ -17,7 +19,7 @@ import types
 
 import numpy as np
 
-from . import __version__, methods, problems, solve
+from . import IntegrationError, Interrupted, __version__, methods, problems, solve
 from .registry import method as lookup_method
 from .formatting import text_table
 from .progress import Progress
@@ -25,6 +27,8 @@ from .sparse import LINEAR_SOLVERS
 from .shootout import shootout, shootout_problem
 
 
+INTERRUPTED = 130           # exit status after Ctrl-C: 128 + SIGINT
+BROKEN_PIPE = 141           # ... after the reader of the output went away: 128 + SIGPIPE
 PARAM_HELP = ("a problem parameter, e.g. -p e=0.9, or a vector, -p y0=1,0 (repeatable; "
               "`odekit problems` lists each problem's parameters)")
 
@@ -109,6 +113,15 @@ def main(argv=None):
     except (ValueError, TypeError, KeyError) as exc:
         print(f"odekit: error: {exc}", file=sys.stderr)
         return 2
+    except IntegrationError as exc:     # a run the command rests on failed: a shootout's reference ...
+        print(f"odekit: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as exc:
+        return _interrupted(args.command, exc, "nothing written")     # studies write once all runs are done
+    except BrokenPipeError:         # `odekit methods | head`: the reader has all it wanted
+        # what is left in the buffer would fail again as Python exits: it goes nowhere instead
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE
     except OSError as exc:          # a write that failed after the checks (disk full, removed folder ...)
         where = f" {exc.filename}" if exc.filename else ""
         print(f"odekit: error: cannot write{where}: {exc.strerror or exc}", file=sys.stderr)
@@ -123,9 +136,22 @@ def _serve(args):
     except (OSError, ImportError) as exc:    # the address is taken, or the extra is missing
         print(f"odekit: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:       # how the server is stopped, once uvicorn has shut it down
         pass
     return 0
+
+
+def _interrupted(command, exc, kept):
+    """Say what Ctrl-C stopped: the run, at which t, after how many steps, and what of it was ``kept``.
+
+    A plain KeyboardInterrupt, with no run's steps (set-up, compiling,
+    writing the results), is said to have stopped the command.
+    """
+    sol = getattr(exc, "solution", None)
+    what = ("interrupted by Ctrl-C" if sol is None
+            else f"{sol.method.name} on {sol.problem.name}: {sol.message}; {kept}")
+    print(f"odekit: {command}: {what}", file=sys.stderr)
+    return INTERRUPTED
 
 
 def _problem(args, shootout_span=False):
@@ -143,21 +169,33 @@ def _solve(args):
     m = lookup_method(args.method)
     options = {"h": args.h} if args.h is not None else {"rtol": args.rtol, "atol": args.atol}
     start = time.perf_counter()
-    # the timer first: Numba's import is not counted in the bar's delay
-    with (_compile_timer(args.backend) as compiling,
-          Progress("solve", quiet=args.quiet, starting=_starting(args)) as bar):
-        sol = solve(prob, m, backend=args.backend, linear_solver=args.linear_solver, progress=bar, **options)
+    try:
+        # the timer first: Numba's import is not counted in the bar's delay
+        with (_compile_timer(args.backend) as compiling,
+              Progress("solve", quiet=args.quiet, starting=_starting(args)) as bar):
+            sol = solve(prob, m, backend=args.backend, linear_solver=args.linear_solver, progress=bar, **options)
+    except Interrupted as exc:
+        if exc.solution is None:        # before the run had steps to keep
+            raise
+        written = _write_solution(exc.solution, args)
+        return _interrupted("solve", exc, f"the steps so far are in {' and '.join(written)}" if written
+                            else "nothing written (--csv or --plot keep the steps so far)")
     elapsed = time.perf_counter() - start
     print(summary(sol, elapsed, compiling.seconds))
     if sol.events:
         print(event_log(sol))
+    for path in _write_solution(sol, args):
+        print(f"  wrote {path}")
+    return 0 if sol.success else 1
+
+
+def _write_solution(sol, args):
+    """Write the figure and the table that ``--plot`` and ``--csv`` ask for; the paths written."""
     if args.plot is not None:
         sol.plot(args.plot)
-        print(f"  wrote {args.plot}")
     if args.csv is not None:
         _write_solution_csv(sol, args.csv)
-        print(f"  wrote {args.csv}")
-    return 0 if sol.success else 1
+    return [path for path in (args.plot, args.csv) if path is not None]
 
 
 def _starting(args):

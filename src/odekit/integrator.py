@@ -2,7 +2,8 @@
 
 :class:`Integrator` steps a problem in real time -- a game loop, an
 interactive page -- with readable and writable time and state (an impulse
-such as thrust is a write).  :func:`odekit.solve` is an ``Integrator`` run to
+such as thrust is a write); :meth:`Integrator.run_frame` is the fixed-timestep
+clock of a game loop.  :func:`odekit.solve` is an ``Integrator`` run to
 the end of the span with recording switched on.
 """
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from . import backend as _backend, checks, diagnosis, runsetup, sparse as _sparse
 from .checks import NO_LIMIT
+from .clock import FrameClock
 from .events import SAMPLES, records
 from .controllers import FixedStep
 from .kernels import layout as L
@@ -80,6 +82,9 @@ class Integrator:
     Parameters
     ----------
     problem : ODEProblem or SecondOrderProblem
+        With a span of some length and a state of some size: see
+        :func:`odekit.solve` for why (:func:`odekit.solve_ivp` takes both
+        as SciPy does, and returns the initial state).
     method : str or Method
         Any registered name or alias (see :func:`odekit.methods`).
     h : float, optional
@@ -289,6 +294,7 @@ class Integrator:
         self._fs[L.LU_HG] = 0.0
         self._ist[L.EV_READY] = 0          # the events' g at the state, where the next search starts
         self.method.family.restart(self._fs, self._ist)   # e.g. BDF restarts its history at order 1
+        self._writes += 1                  # and interpolate no longer blends across it
 
     @property
     def h(self):
@@ -370,12 +376,188 @@ class Integrator:
         self._advance(t, NO_LIMIT, self._no_recording)
         return self.t
 
+    # --- the fixed-timestep clock of a game loop ------------------------------------
+    _frames = None       # the FrameClock of run_frame, made at its first call
+    _writes = 0          # writes of the state or time from outside, counted
+
+    def run_frame(self, frame_dt, max_substeps=8):
+        """Advance by a frame's time in whole fixed steps; return ``alpha`` for :meth:`interpolate`.
+
+        The fixed-timestep loop of games and interactive tools (Glenn
+        Fiedler's "Fix your timestep!", Unity's ``FixedUpdate``):
+        ``frame_dt`` is added to an :attr:`accumulator`, and the whole steps
+        of ``h`` in it are taken, on the grid ``t0 + k h`` -- never the
+        shortened step that :meth:`advance_to` ends with.  The rest waits
+        for the next frame::
+
+            while running:
+                alpha = it.run_frame(seconds_since_last_frame)
+                draw(it.interpolate(alpha))
+
+        However the frames fall, ``floor(total frame time / h)`` steps are
+        taken or dropped, exactly.  A step that an event cuts (a bounce)
+        rejoins the grid and counts as one step.
+
+        Parameters
+        ----------
+        frame_dt : float
+            The time since the last frame, in the problem's time unit: finite and ``>= 0``.
+        max_substeps : int
+            The most steps one call takes.  A frame that would need more
+            drops the whole steps beyond it (reported in :attr:`dropped`
+            and :attr:`total_dropped`), so that a slow frame does not make
+            the next one slower still (the "spiral of death"); the rest
+            below one step stays in the accumulator.
+
+        Returns
+        -------
+        alpha : float
+            The accumulator in steps, in ``[0, 1)``: how far the frame's
+            time lies past the last step.  ``0.0`` when a terminal event
+            ended the run in this frame: the frame stops at the event
+            (:attr:`terminated` is then True, the rest of the frame is not
+            stepped, and a further call raises IntegrationError).
+
+        Raises
+        ------
+        ValueError
+            For an adaptive Integrator (``run_frame`` needs a fixed ``h``),
+            or a ``frame_dt`` or ``max_substeps`` not accepted.
+        IntegrationError, Interrupted
+            As :meth:`step`; the steps not taken stay due for the next frame.
+        """
+        frame_dt = checks.real("frame_dt", frame_dt, "a finite time >= 0 (the time since the last frame)",
+                               _finite_and_not_negative)
+        if type(max_substeps) is not int or max_substeps < 1:      # (checked fast: a game calls this every frame)
+            max_substeps = checks.count("max_substeps", max_substeps)
+        frames = self._frames or self._start_frames()
+        self._refuse_if_terminated()
+        n = frames.add(frame_dt, max_substeps)
+        if n:
+            self._frame_steps(frames, n)
+        else:
+            self.last_events = []
+        return frames.alpha
+
+    def interpolate(self, alpha):
+        """The state to draw at ``alpha`` (from :meth:`run_frame`): ``(1 - alpha) prev + alpha y``.
+
+        ``prev`` is the state before the last step :meth:`run_frame` took
+        and ``y`` the current one: what is drawn lags a step behind the
+        physics and moves smoothly at any frame rate.  A linear blend rather
+        than the method's own interpolant: it evaluates nothing (the
+        interpolant needs the last step's stages, or ``f`` at its ends, and
+        splitting methods have none), it stays between the two states (a
+        ball is not drawn below the floor), and its error, ``O(h^2)``, is
+        below what a frame shows.
+
+        A jump in the last step -- an event's affect that changed the state,
+        such as a bounce -- is not blended across: before the event's
+        place in the step the blend runs from ``prev`` to the state just
+        before it, from there on from the state after it to ``y`` (a
+        drawn ball then touches the floor).
+
+        Parameters
+        ----------
+        alpha : float
+            In ``[0, 1]``: ``prev`` at 0, ``y`` at 1.
+
+        Returns
+        -------
+        ndarray
+            A new array shaped like :attr:`y`.  The current state itself
+            where there is no last step to blend: before the first step of
+            :meth:`run_frame`, after a terminal event, or once the state
+            was written or stepped by other means since.
+        """
+        alpha = checks.real("alpha", alpha, "a number in [0, 1] (what run_frame returned)", lambda a: 0 <= a <= 1)
+        frames = self._frames
+        if frames is None or frames.mark != self._mark():
+            state = self._y.copy()
+        else:
+            state = frames.blend(alpha, self._y)
+        return self.problem.unflatten(state[None])[0]
+
+    @property
+    def accumulator(self):
+        """Frame time :meth:`run_frame` has not stepped yet: ``alpha |h|``, below one step."""
+        return 0.0 if self._frames is None else self._frames.alpha * self._frames.h
+
+    @property
+    def dropped(self):
+        """Time the last :meth:`run_frame` dropped: its whole steps beyond ``max_substeps`` (0.0 if none)."""
+        return 0.0 if self._frames is None else self._frames.dropped
+
+    @property
+    def total_dropped(self):
+        """Time every :meth:`run_frame` so far dropped."""
+        return 0.0 if self._frames is None else self._frames.dropped_steps * self._frames.h
+
+    def _start_frames(self):
+        """The FrameClock of the first :meth:`run_frame`; refused for an adaptive Integrator."""
+        if not isinstance(self.controller, FixedStep):
+            raise ValueError(f"run_frame takes whole steps of a fixed h, and this Integrator adapts its steps "
+                             f"({type(self.controller).__name__}); accepted: an Integrator made with a fixed "
+                             f"step, Integrator(problem, {self.method.name!r}, h=...)")
+        self._frames = FrameClock(self.controller.h, self._y)
+        return self._frames
+
+    def _mark(self):
+        """The run as a step leaves it: changed by any step or write after."""
+        return int(self._ist[L.NACCEPT]), self._writes
+
+    def _frame_steps(self, frames, n):
+        """Take a frame's ``n`` grid steps, the last one alone, keeping the state before it for :meth:`interpolate`."""
+        ist = self._ist
+        k, logged = int(ist[L.KSTEP]), int(ist[L.NEVENT])
+        try:
+            if n > 1:
+                self._grid_steps(n - 1)
+                if self.terminated:
+                    return
+            t_prev, first = self.t, int(ist[L.NEVENT])
+            frames.start_step(self._y)
+            self._grid_steps(1)
+            if not self.terminated:
+                frames.end_step(t_prev, self.t, self._logged_since(first), self._mark())
+        finally:
+            if self.terminated:
+                frames.stop()
+            else:
+                frames.refund(n - (int(ist[L.KSTEP]) - k))
+            if self._events and n > 1:     # the frame's events, not only those of its last step
+                self.last_events = records(self._state.ev, logged, int(ist[L.NEVENT]), self.problem)
+
+    def _logged_since(self, first):
+        """The (time, state before, state after) of the events logged from entry ``first`` on."""
+        last, ev = int(self._ist[L.NEVENT]), self._state.ev
+        if last == first:
+            return ()
+        return zip(ev.log_t[first:last], ev.log_y[2 * first:2 * last:2], ev.log_y[2 * first + 1:2 * last:2])
+
+    def _grid_steps(self, n):
+        """Take ``n`` steps of the fixed grid ``t0 + k h``, where events may cut some of them in two."""
+        fs, ist = self._fs, self._ist
+        t0, k = fs[L.T0], int(ist[L.KSTEP])
+        target = t0 + (k + n) * fs[L.H]          # the grid point, computed as the kernel computes it
+        try:
+            self._advance(target, NO_LIMIT, self._no_recording)
+        finally:
+            if fs[L.T] == target:   # landing on a target moves the grid's origin there: the grid stays as it was
+                fs[L.T0], ist[L.KSTEP] = t0, k + n
+
     def _advance(self, t_target, pause_after, recorder):
         status, exc = self._interruptible(t_target, pause_after, recorder)
         if status == L.INTERRUPTED:
             raise Interrupted(diagnosis.message(self, status, t_target))
         if status not in (L.SUCCESS, L.PAUSED, L.EVENT):
             raise IntegrationError(status, diagnosis.message(self, status, t_target, exc)) from exc
+
+    def _refuse_if_terminated(self):
+        """An IntegrationError once a terminal event ended the run: nothing steps past it."""
+        if self.terminated:
+            raise IntegrationError(L.EVENT, f"the run ended at t={self.t:.6g} with a terminal event; "
+                                   "make a new Integrator to go on")
 
     _pressed = None      # while a run defers Ctrl-C: the list in which its handler notes them
 
@@ -390,9 +572,7 @@ class Integrator:
         (:meth:`_defer_interrupts`); a Ctrl-C before that, or a second one,
         raises a plain ``KeyboardInterrupt`` at once.
         """
-        if self.terminated:
-            raise IntegrationError(L.EVENT, f"the run ended at t={self.t:.6g} with a terminal event; "
-                                   "make a new Integrator to go on")
+        self._refuse_if_terminated()
         logged = int(self._ist[L.NEVENT])
         try:
             status, exc = self._run(t_target, pause_after, recorder)
@@ -486,6 +666,10 @@ class Integrator:
         if status == L.INTERRUPTED:
             raise Interrupted(f"{message}; the solution so far is this exception's .solution", solution=sol)
         return sol
+
+
+def _finite_and_not_negative(x):
+    return math.isfinite(x) and x >= 0
 
 
 def _next_slice(size, elapsed, seconds, floor=1):

@@ -113,10 +113,11 @@ class ODEProblem:
         ``inplace=True`` it is ``fun(t, y, dydt, *args)`` and writes into
         ``dydt`` (no allocation: the fastest form when compiled).
     t_span : (float, float)
-        ``(t0, t_end)``; ``t_end < t0`` integrates backward.
+        ``(t0, t_end)``; ``t_end < t0`` integrates backward, ``t_end = t0``
+        is refused (see :func:`odekit.solve`).
     y0 : array_like
-        Initial state, any shape (a scalar too); real or complex.  The
-        solution keeps this shape: ``sol.y[i]`` is shaped like ``y0``.
+        Initial state, any shape (a scalar too); real or complex, not empty.
+        The solution keeps this shape: ``sol.y[i]`` is shaped like ``y0``.
     args : tuple
         Extra arguments for ``fun``, ``jac`` and friends.
     jac : callable, array_like or scipy.sparse matrix, optional
@@ -150,12 +151,15 @@ class ODEProblem:
     """
 
     second_order = False
+    # a span of zero length and an empty state leave nothing to integrate: refused (solve and
+    # Integrator say why), but accepted by solve_ivp's problems, as SciPy accepts them
+    _trivial = False
 
     def __init__(self, fun, t_span, y0, args=(), jac=None, invariants=None, exact=None,
                  name=None, inplace=False, jac_sparsity=None, autonomous=False, events=None):
         self.fun = _callable("fun", fun)
-        self.t_span = checks.time_span("t_span", t_span)
-        self.y0 = checks.state("y0", y0)
+        self.t_span = checks.time_span("t_span", t_span, zero=self._trivial)
+        self.y0 = checks.state("y0", y0, empty=self._trivial)
         self.args = _args(args)
         n = self.y0.size
         self.jac = _matrix("jac", jac, n, self.y0.dtype)

@@ -82,15 +82,14 @@ class Progress:
         if not repeat and self._state == self._shown:
             return
         self._shown = done, total, label = self._state
+        self.drawn = True               # before the write: a Ctrl-C just after it still ends the line
         if total == 0:                  # nothing reported yet: the starting label alone
             self.stream.write(f"\r{self.title} [{'.' * self.width}] {label:<20}")
-            self.drawn = True
             self.stream.flush()
             return
         filled = max(0, min(self.width, int(self.width * done / total)))
         bar = "#" * filled + "." * (self.width - filled)
         self.stream.write(f"\r{self.title} [{bar}] {_amount(done)}/{_amount(total)} {label:<20}")
-        self.drawn = True
         if done >= total:
             self._end_line()
         self.stream.flush()

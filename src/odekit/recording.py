@@ -10,7 +10,6 @@ every ``save_every``-th, or ``t_eval``), :class:`StepRecorder` that of
 """
 
 import math
-import os
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from .checks import NO_LIMIT
 from .controllers import FixedStep
 from .kernels import layout as L
 from .kernels.interface import Output, no_output
+from .memory import available_memory
 from .solution import DenseOutput
 
 EPS = np.finfo(float).eps
@@ -195,22 +195,7 @@ def steps_allowed(integ, n):
 
 def _fits(nbytes):
     """Whether output buffers of ``nbytes`` may be allocated: small ones always, others within half the free memory."""
-    return nbytes <= SMALL_BYTES or nbytes <= _available_memory() // 2
-
-
-def _available_memory():
-    """Bytes of memory available to new allocations: Linux's MemAvailable, else the physical memory."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        return NO_LIMIT          # unknown: only a MemoryError stops the growth
+    return nbytes <= SMALL_BYTES or nbytes <= available_memory() // 2
 
 
 def _larger(cap, rows):
@@ -279,7 +264,7 @@ def check_t_eval(t_eval, t0, t1, direction):
     lo, hi = min(t0, t1), max(t0, t1)
     outside = t_eval[(t_eval < lo) | (t_eval > hi)]
     if outside.size:
-        raise ValueError(f"t_eval must lie within t_span [{lo}, {hi}]; {outside[0]!r} does not")
+        raise ValueError(f"t_eval must lie within t_span [{lo}, {hi}]; {float(outside[0])!r} does not")
     if t_eval.size > 1 and np.any(direction * np.diff(t_eval) < 0):
         order = "increasing" if direction > 0 else "decreasing"
         raise ValueError(f"t_eval must be sorted in the direction of integration ({order})")

@@ -18,7 +18,7 @@ EPS = np.finfo(float).eps
 
 
 def controller(method, h, adaptive, controller):
-    """The step-size controller of a run: ``controller`` checked against the method, or one made from ``h`` and ``adaptive``."""
+    """The run's step-size controller: ``controller`` checked against the method, or made from ``h``, ``adaptive``."""
     if controller is not None:
         if h is not None or adaptive is not None:
             raise ValueError("give either controller=... or h/adaptive, not both")

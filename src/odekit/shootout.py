@@ -23,6 +23,7 @@ import numpy as np
 from . import analysis, checks, problems
 from .analysis.reference import Reference
 from .formatting import text_table
+from .integrator import IntegrationError
 from .recording import step_floor
 from .problem import ODEProblem, SecondOrderProblem
 from .registry import Method, method as lookup_method
@@ -141,6 +142,11 @@ def shootout(problem="kepler", methods=None, budget=1000, t_end=None, *, backend
     Returns
     -------
     ShootoutResult
+
+    Raises
+    ------
+    IntegrationError
+        If the reference run of a problem without an exact solution fails.
     """
     if isinstance(problem, str):
         prob = shootout_problem(problem) if t_end is None else zoo_problem(problem)
@@ -263,7 +269,7 @@ def _reference(prob, backend, progress):
         return Reference(prob, "exact")
     dense = solve(prob, "dp54", rtol=1e-12, atol=1e-14, dense_output=True, backend=backend, progress=progress)
     if not dense.success:
-        raise RuntimeError(f"the reference solution of {prob.name!r} failed: {dense.message}")
+        raise IntegrationError(dense.status, f"the reference solution of {prob.name!r} failed: {dense.message}")
     return Reference(prob, dense)
 
 

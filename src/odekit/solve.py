@@ -4,15 +4,19 @@ import dataclasses
 import math
 import time
 
-from . import checks
+import numpy as np
+
+from . import checks, sparse as _sparse
+from .backend import BACKENDS
 from .controllers import FixedStep
 from .events import SAMPLES
 from .integrator import Integrator, _next_slice
-from .recording import step_floor
-from .runsetup import controller as _controller, step_size as _step_size
-from .kernels.layout import PAUSED
+from .recording import check_t_eval, step_floor
+from .runsetup import controller as _controller, events as _events, step_size as _step_size
+from .kernels.layout import INTERRUPTED, IST_SIZE, PAUSED
 from .registry import method as lookup_method
 from .problem import ODEProblem
+from .solution import DenseOutput, Solution, Stats, Status
 
 ADAPTIVE_MAX_STEPS = 1_000_000
 PROGRESS = "a callable progress(done, total, label)"
@@ -26,6 +30,12 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     Parameters
     ----------
     problem : ODEProblem or SecondOrderProblem
+        Its span has a length and its state at least one number: a problem
+        refuses ``t_end == t0`` and an empty state, which in a simulation are
+        nearly always a set-up mistake -- an end time never set, an empty
+        particle list -- that a "success" would hide (and a span of zero
+        length has no direction).  :func:`solve_ivp` accepts both, as SciPy
+        does, and returns the initial state.
     method : str or Method
         A registered name or alias; ``odekit.methods()`` lists them.
     h : float, optional
@@ -117,10 +127,7 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     """
     step, name = (controller.h, "controller.h") if isinstance(controller, FixedStep) else (h, "h")
     if step is not None and hasattr(problem, "t_span"):
-        span = abs(problem.t_span[1] - problem.t_span[0])
-        if _step_size(step, name) > span:
-            raise ValueError(f"{name}={step!r} is larger than the span |t_end - t0| = {span!r}; "
-                             f"accepted: 0 < {name} <= {span!r}")
+        _within_span(step, name, problem)
         floor = step_floor(problem.t_span)
         if _fixed(h, adaptive, controller) and _step_size(step, name) <= floor:
             t_span = tuple(map(float, problem.t_span))
@@ -136,6 +143,8 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, backend=backend,
                    linear_solver=linear_solver, events=events, event_samples=event_samples,
                    max_events=max_events, max_steps=_default_max_steps(max_steps, h, adaptive, controller))
+    if isinstance(problem, _Trivial):
+        return _nothing_to_integrate(problem, method, t_eval, dense_output, **options)
     integ = Integrator(problem, method, **options) if progress is None else \
         _Reporting(problem, method, progress, **options)
     return integ._solve(t_eval, dense_output, save_every)
@@ -166,11 +175,29 @@ class _Reporting(Integrator):
         while True:
             start = time.perf_counter()
             status, exc = super()._run(t_target, min(chunk, pause_after), recorder)
+            if self.backend == "python":
+                # from the first report on, as Integrator._run does from its second slice:
+                # a chunk of slow steps may be a single slice, which would never defer Ctrl-C
+                self._defer_interrupts()
             self._progress(min(abs(self.t - t0), total), total, "t")
+            if self._pressed:                   # Ctrl-C while the progress was reported
+                return INTERRUPTED, None
             if status != PAUSED or pause_after <= chunk:
                 return status, exc
             pause_after -= chunk
             chunk = _next_slice(chunk, time.perf_counter() - start, self.INTERVAL, self.FIRST_CHUNK)
+
+
+def _within_span(step, name, problem):
+    """Refuse a step (``h``, ``controller.h``, ``first_step``) longer than the problem's span.
+
+    A span of zero length (solve_ivp's, with nothing to integrate) takes no
+    step, and so none is too long for it.
+    """
+    span = abs(problem.t_span[1] - problem.t_span[0])
+    if _step_size(step, name) > span > 0:
+        raise ValueError(f"{name}={step!r} is larger than the span |t_end - t0| = {span!r}; "
+                         f"accepted: 0 < {name} <= {span!r}")
 
 
 def _default_max_steps(max_steps, h, adaptive, controller):
@@ -207,15 +234,17 @@ def solve_ivp(fun, t_span, y0, method="dp54", *, args=(), jac=None, jac_sparsity
     time-major, so the final state is ``sol.y[-1]`` (SciPy: ``sol.y[:,
     -1]``), and the counts are in ``sol.stats`` (``sol.stats.nfev``).
 
-    Two inputs SciPy accepts are refused, before anything is computed: a
-    zero-length span (``t0 == t_end``; SciPy returns ``t = [t0, t0]`` and
-    "success" without a step) and an empty ``y0`` (SciPy integrates nothing
-    over the span and reports success).  In a simulation both are nearly
-    always a set-up mistake -- an end time never set, an empty particle
-    list -- that a "success" would hide, and a zero-length span has no
-    direction of integration.  Skip the call to get SciPy's trivial result.
+    With nothing to integrate -- a span of zero length (``t_end == t0``) or
+    an empty ``y0`` -- the result is SciPy's trivial success: ``t = [t0,
+    t_end]`` with ``y0`` at both (``sol.y`` of shape ``(2, 0)`` for an empty
+    state), or ``t = t_eval`` with ``y0`` at each time (where SciPy returns
+    no point on a span of zero length), and ``sol(t)`` gives ``y0`` within
+    the span.  The options are checked as for a run, but nothing is
+    evaluated: ``nfev`` is 0 (SciPy's solvers evaluate ``fun`` once as they
+    start).  :func:`solve` and :class:`Integrator` refuse both inputs; see
+    :func:`solve` for why.
     """
-    problem = ODEProblem(fun, t_span, y0, args=args, jac=jac, jac_sparsity=jac_sparsity)
+    problem = _problem(fun, t_span, y0, args=args, jac=jac, jac_sparsity=jac_sparsity)
     max_step = checks.real("max_step", max_step, "a positive number (inf: no limit)", lambda x: x > 0)
     if first_step is not None or max_step < math.inf:
         options = _adaptive_steps(problem, lookup_method(method), first_step, max_step, options)
@@ -229,10 +258,57 @@ def _adaptive_steps(problem, method, first_step, max_step, options):
         clash = f"{given[0]}=..." if given else "adaptive=False"
         raise ValueError(f"first_step and max_step set the steps of an adaptive run; give them or {clash}, "
                          "not both")
-    span = abs(problem.t_span[1] - problem.t_span[0])
-    if first_step is not None and _step_size(first_step, "first_step") > span:
-        raise ValueError(f"first_step={first_step!r} is larger than the span |t_end - t0| = {span!r}; "
-                         f"accepted: 0 < first_step <= {span!r}")
+    if first_step is not None:
+        _within_span(first_step, "first_step", problem)
     adaptive = options.pop("adaptive", None)
     controller = _controller(method, first_step, True if adaptive is None else adaptive, None)
     return dict(options, controller=dataclasses.replace(controller, h_max=max_step))
+
+
+# --- solve_ivp with nothing to integrate, as SciPy allows -----------------------------
+
+class _Trivial(ODEProblem):
+    """solve_ivp's problem with nothing to integrate: a span of zero length or an empty ``y0``."""
+
+    _trivial = True
+
+
+def _problem(fun, t_span, y0, **options):
+    """solve_ivp's problem: an :class:`ODEProblem`, or a :class:`_Trivial` one with nothing to integrate."""
+    problem = _Trivial(fun, t_span, y0, **options)           # every check but those two
+    if problem.t_span[0] != problem.t_span[1] and problem.size:
+        return ODEProblem(fun, t_span, y0, **options)
+    return problem
+
+
+def _nothing_to_integrate(problem, method, t_eval, dense_output, *, h, rtol, atol, adaptive, controller,
+                          max_steps, backend, linear_solver, events, event_samples, max_events):
+    """SciPy's trivial success: ``y0`` at both ends of the span, or at each of ``t_eval``.
+
+    The options are checked as :class:`Integrator` checks them (the events'
+    functions called once at ``t0``, as SciPy calls them); nothing is
+    integrated and nothing compiled.
+    """
+    m = lookup_method(method)
+    refused = m.refusal(problem)
+    if refused:
+        raise ValueError(refused)
+    _controller(m, h, adaptive, controller)
+    checks.tolerance("rtol", rtol, problem.size)
+    checks.tolerance("atol", atol, problem.size)
+    if max_steps is not None:
+        checks.count("max_steps", max_steps)
+    checks.choice("backend", backend, BACKENDS, f"one of {', '.join(BACKENDS)}")
+    _sparse.linear_solver(linear_solver, problem, m.implicit)
+    run_events = _events(problem, events, event_samples, max_events, problem.initial_state())[0]
+    t0, t1 = problem.t_span
+    t = np.array([t0, t1]) if t_eval is None else check_t_eval(t_eval, t0, t1, 1.0 if t1 >= t0 else -1.0)
+    ends = np.repeat(problem.initial_state()[None], 2, axis=0)
+    # one step without stages (Hermite's): it has no values, or no length and interpolates y0 alone
+    dense = DenseOutput(np.array([t0, t1]), ends, np.zeros_like(ends), np.zeros((1, 0, problem.size)),
+                        np.zeros((0, 0))) if dense_output else None
+    why = "the span has zero length" if t0 == t1 else "the state is empty"
+    return Solution(problem, m, t, problem.unflatten(np.repeat(ends[:1], len(t), axis=0)),
+                    Stats.from_state(np.zeros(IST_SIZE, dtype=np.int64)), Status.SUCCESS,
+                    f"The solver reached t_end={t1:.6g}: nothing to integrate, {why}.", "python",
+                    "" if backend == "python" else f"nothing was run: {why}", dense, event_list=run_events)

@@ -193,8 +193,8 @@ def convergence(problem, methods, hs, *, reference=None, invariant=None, backend
         steps, a mapping ``hs`` without an entry for a method, an unknown
         invariant or backend, or a method the problem does not fit (a
         splitting method on a first-order problem).
-    RuntimeError
-        If the reference run fails.
+    IntegrationError
+        If the reference run fails (a ``RuntimeError``).
 
     Examples
     --------

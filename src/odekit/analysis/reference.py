@@ -4,6 +4,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..integrator import IntegrationError
 from ..registry import method as _lookup
 from ..solution import Solution
 from ..solve import solve
@@ -79,9 +80,9 @@ class Reference:
         options.setdefault("backend", self.backend)
         ref = solve(self.problem, self.options["method"], t_eval=union, **options)
         if not ref.success:
-            raise RuntimeError(f"the reference run ({self.label}) failed: {ref.message}; "
-                               "pass reference={...} with other solve() options, e.g. an implicit method for a "
-                               "stiff problem")
+            raise IntegrationError(ref.status, f"the reference run ({self.label}) failed: {ref.message}; "
+                                   "pass reference={...} with other solve() options, e.g. an implicit method "
+                                   "for a stiff problem")
         self._cache.update(zip(ref.t.tolist(), ref.y))
 
     def states(self, t, shape):

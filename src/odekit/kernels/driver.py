@@ -17,7 +17,8 @@ from .dense import interpolate
 from .events import Y_AFTER, Y_BEFORE, prime, same_row, search
 from .layout import (
     BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_HMAX, C_HMIN, C_KIND, C_ORDER,
-    CARRY_H, DOUBLING, ERR, EV_READY, F, FHALF, FIXED, FNEW, H, HAVE_F, JAC_REUSE, KSTEP, LAST_FAIL, LU_HG,
+    CARRY_H, DOUBLING, ERR, EV_READY, F, FHALF, FIXED, FNEW, H, HAVE_F, JAC_NONFINITE, JAC_REUSE, KSTEP,
+    LAST_FAIL, LU_HG,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
     PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SAVE_EVERY, SINCE_SAVE, STAGE, STEP_UNDERFLOW, SUCCESS, T, T0,
     T_END, TEVAL_NEXT, Y, YFULL, YHALF, YNEW,
@@ -180,6 +181,8 @@ def make_drive(step, deriv, restart, scale_by_new=False):
 
             # --- accept or reject
             if code != SUCCESS:
+                if code == JAC_NONFINITE:      # no smaller step cures it (see evaluation.jacobian)
+                    return NONFINITE
                 if kind == FIXED or code == BAD_SHAPE:
                     return code
                 ist[LAST_FAIL] = code
@@ -208,6 +211,8 @@ def make_drive(step, deriv, restart, scale_by_new=False):
                 if cut:
                     t_stop = t + theta * h
                     jump = not same_row(ev.Y, Y_BEFORE, Y_AFTER)
+                    if clipped and abs(t_new - t_stop) <= 10.0 * eps * max(abs(t_stop), abs(t_new)):
+                        t_stop = t_new      # at t_end within rounding: what is left is no step at all
 
             # --- output
             if record_steps:

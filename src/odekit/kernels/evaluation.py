@@ -13,7 +13,8 @@ the kernel, so the user's function is never wrapped in Python to count it.
 import numpy as np
 
 from . import compiled_as, jitable
-from .layout import BAD_SHAPE, C_HAS_JAC, CARRY_H, CARRY_T, JAC_REUSE, LU_HG, NFEV, NJEV, NONFINITE, SUCCESS, T_FAIL
+from .layout import (BAD_SHAPE, C_HAS_JAC, CARRY_H, CARRY_T, JAC_NONFINITE, JAC_REUSE, LU_HG, NFEV, NJEV, NONFINITE,
+                     SUCCESS, T_FAIL)
 from .primitives import all_finite, copy_row, difference_column
 
 LU_REUSE = 1e-8      # see factors_serve
@@ -293,6 +294,8 @@ def jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback,
     ``eps^(2/3)``, twice the evaluations),
     for Rosenbrock methods, whose order rests on the Jacobian itself.  Each
     difference evaluation is counted in ``nfev``; the Jacobian in ``njev``.
+    Returns a status code: ``JAC_NONFINITE`` when the user's Jacobian holds
+    inf or nan, ``NONFINITE`` when a difference's evaluation of f does.
     """
     ist[NJEV] += 1
     if has_jac:
@@ -300,9 +303,14 @@ def jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback,
             fs[T_FAIL] = t
             return BAD_SHAPE
         if not matrix_finite(J):
+            # jac's own failure, at a state that is finite: the driver stops at once rather
+            # than retry smaller steps (most Jacobians are taken at the step's start, which
+            # a smaller step does not move; a jac inf or nan there is jac's to mend)
             fs[T_FAIL] = t
-            return NONFINITE
+            return JAC_NONFINITE
         return SUCCESS
+    # Differences fail with NONFINITE when f is inf or nan at a perturbed state: f's failure,
+    # near the solution, which a smaller step may get through, as an f failing at a stage
     return differences(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs)
 
 

@@ -24,6 +24,8 @@ EVENT = 3                    # a terminal event stopped the run: a success
 # Reasons a kernel call returns before the run is over.
 PAUSED = 1                   # the requested number of steps was taken
 BUFFER_FULL = 2              # the Python side grows the output and resumes
+# A failed attempt that no smaller step cures: the driver stops with NONFINITE at once.
+JAC_NONFINITE = -11          # the user's Jacobian holds inf or nan (see evaluation.jacobian)
 
 # --- float state ``fs`` --------------------------------------------------------
 T = 0            # current time

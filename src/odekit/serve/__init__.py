@@ -9,6 +9,8 @@ import logging
 import socket
 import webbrowser
 
+from .. import checks
+
 
 def serve(host="127.0.0.1", port=0, open_browser=False, max_sessions=8, announce=None, allow_hosts=()):
     """Serve the page until interrupted.
@@ -53,8 +55,7 @@ def listen(host="127.0.0.1", port=0, max_sessions=8, allow_hosts=(), warm=True):
                           "python -m pip install -e '.[serve]' in the odekit checkout") from None
 
     app = create_app(max_sessions, warm=warm, host=host, allow_hosts=allow_hosts)
-    if not (isinstance(port, int) and 0 <= port <= 65535):
-        raise ValueError(f"port must be an integer from 0 to 65535 (0: a free port), got {port!r}")
+    port = checks.count("port", port, 0, 65535, "an integer from 0 to 65535 (0: a free port)")
     # bind first, so that the address printed is the one listening (port 0 picks a free one)
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -32,6 +32,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .. import checks
 from .session import Session, hello
 
 STATIC = pathlib.Path(__file__).with_name("static")
@@ -60,8 +61,7 @@ def create_app(max_sessions=8, warm=True, host="127.0.0.1", allow_hosts=()):
     allow_hosts : iterable of str
         More names to answer to, e.g. the machine's name on the network.
     """
-    if not (isinstance(max_sessions, int) and max_sessions >= 1):
-        raise ValueError(f"max_sessions must be a positive integer, got {max_sessions!r}")
+    checks.count("max_sessions", max_sessions)
     hosts = Hosts(host, allow_hosts)
     sessions = set()
 

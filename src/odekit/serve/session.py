@@ -7,7 +7,8 @@ WebSocket endpoint (:mod:`odekit.serve.app`) only carries the text, which
 keeps the protocol testable without a server.
 
 Nothing the page sends is evaluated: each message is parsed as JSON and
-every field is checked against the accepted names, types and ranges.
+every field is checked against the accepted names, types and ranges, by
+odekit's own checks (:mod:`odekit.checks`), with the values shown as JSON.
 """
 
 import json
@@ -16,7 +17,7 @@ import warnings
 
 import numpy as np
 
-from .. import analysis
+from .. import analysis, checks
 from ..theory.stiffness import StiffnessWarning
 from ..integrator import IntegrationError, Integrator
 from ..registry import method as lookup_method, methods as all_methods
@@ -236,10 +237,9 @@ class Session:
 
     def thrust(self, message):
         self._require_started()
-        direction = message.get("direction")
-        if direction not in self.scene.directions:
-            raise MessageError(f"direction must be one of {', '.join(self.scene.directions)} "
-                               f"for the {self.scene.name}, got {direction!r}", "direction")
+        directions = self.scene.directions
+        direction = _check(checks.choice, "direction", message.get("direction"), directions,
+                           f"one of {', '.join(directions)} for the {self.scene.name}", show=repr)
         for runner in self.runners:
             runner.thrust(direction, THRUST_DV)
         self.last_burn = self.clock()
@@ -294,9 +294,7 @@ def parse(text):
         raise MessageError(f"message nests too deeply; no field nests more than {MAX_DEPTH} levels") from None
     if not isinstance(message, dict):
         raise MessageError(f"message must be a JSON object, got {type(message).__name__}")
-    kind = message.get("type")
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise MessageError(f"type must be one of {', '.join(KINDS)}, got {_shown(kind)}", "type")
+    kind = _check(checks.choice, "type", message.get("type"), KINDS, f"one of {', '.join(KINDS)}")
     accepted = ', '.join(sorted(FIELDS[kind] - {'type'})) or 'no other field'
     unknown = sorted(set(message) - FIELDS[kind])
     if unknown:
@@ -330,10 +328,8 @@ def check_settings(message, start):
     """The settings a ``start`` or ``set`` message gives, each checked."""
     out = {}
     if start:
-        scene = message.get("scene", DEFAULTS["scene"])
-        if not isinstance(scene, str) or scene not in SCENES:
-            raise MessageError(f"scene must be one of {', '.join(SCENES)}, got {_shown(scene)}", "scene")
-        out["scene"] = scene
+        out["scene"] = _check(checks.choice, "scene", message.get("scene", DEFAULTS["scene"]), tuple(SCENES),
+                              f"one of {', '.join(SCENES)}")
         if "e" in message:
             out["e"] = _number(message, "e", *E_RANGE)
     if "solvers" in message:
@@ -341,34 +337,26 @@ def check_settings(message, start):
     if "rate" in message:
         out["rate"] = _number(message, "rate", *RATE)
     if "speed" in message:
-        speed = message["speed"]
-        if isinstance(speed, bool) or speed not in SPEEDS:
-            raise MessageError(f"speed must be one of {', '.join(map(str, SPEEDS))}, got {_shown(speed)}", "speed")
-        out["speed"] = int(speed)
+        out["speed"] = int(_check(checks.real, "speed", message["speed"], f"one of {', '.join(map(str, SPEEDS))}",
+                                  lambda x: x in SPEEDS))
     if "B" in message:
         out["B"] = _number(message, "B", *B_RANGE)
     if "paused" in message:
-        if not isinstance(message["paused"], bool):
-            raise MessageError(f"paused must be true or false, got {_shown(message['paused'])}", "paused")
-        out["paused"] = message["paused"]
+        out["paused"] = _check(checks.flag, "paused", message["paused"], "true or false")
     return out
 
 
 def _number(message, field, low, high):
-    value = message[field]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-        raise MessageError(f"{field} must be a number from {low:g} to {high:g}, got {_shown(value)}", field)
-    return float(value)
+    # compared as a float: a 400-digit integer has none, and is refused
+    return _check(checks.real, field, message[field], f"a number from {low:g} to {high:g}",
+                  lambda x: low <= x <= high)
 
 
 def _names(message, field):
-    names = message[field]
-    if not isinstance(names, list) or not 1 <= len(names) <= MAX_SOLVERS \
-            or not all(isinstance(n, str) for n in names):
-        raise MessageError(f"{field} must be a list of 1 to {MAX_SOLVERS} method names, got {_shown(names)}", field)
+    names = _check(checks.strings, field, message[field], MAX_SOLVERS, f"a list of 1 to {MAX_SOLVERS} method names")
     if len(set(names)) != len(names):
         raise MessageError(f"{field} names a method twice: {_shown(names)}", field)
-    return list(names)
+    return names
 
 
 def _check_solvers(scene, names):
@@ -410,6 +398,14 @@ def _shown(value):
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _check(check, field, value, *args, show=_shown):
+    """``check(field, value, *args)``, one of :mod:`odekit.checks`, with values shown as JSON; refused: a MessageError."""
+    try:
+        return check(field, value, *args, show=show)
+    except ValueError as exc:
+        raise MessageError(str(exc), field) from None
+
+
 def _finite(value):
     """``value`` with non-finite floats as None: JSON has no inf or nan, and the page's parser refuses them."""
     if isinstance(value, float):
@@ -434,14 +430,9 @@ def stability(message):
     accepted = stability_methods()
     z = None
     if "z" in message:
-        pair = message["z"]
-        # compared, never converted first: a 400-digit integer does not fit a float
-        if (not isinstance(pair, list) or len(pair) != 2
-                or not all(isinstance(c, (int, float)) and not isinstance(c, bool) and -Z_LIMIT <= c <= Z_LIMIT
-                           for c in pair)):
-            raise MessageError(f"z must be [re, im], two numbers from {-Z_LIMIT:g} to {Z_LIMIT:g}, "
-                               f"got {_shown(pair)}", "z")
-        z = complex(*pair)
+        z = complex(*_check(checks.reals, "z", message["z"], 2,
+                            f"[re, im], two numbers from {-Z_LIMIT:g} to {Z_LIMIT:g}",
+                            lambda x: -Z_LIMIT <= x <= Z_LIMIT))
     data, at = {}, {}
     for name in names:
         if _canonical(name) not in accepted:
