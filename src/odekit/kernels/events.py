@@ -56,8 +56,9 @@ GROUP_ULPS = 16.0
 ZENO_ULPS = 100.0
 # A component that is zero where a search starts takes its sign from this far on (see leave_zeros).
 PROBE_ULPS = 64.0
-# fired[c]: FIRED, it fired at the step's end (prime counts its g as zero there); or +-PENDING, located
-# but not logged, since the log was full: the step was cut just before it, and its g had the sign given
+# fired[c]: FIRED, it fired where the step was cut and left the state as it was (start_search counts its
+# g as zero there); or +-PENDING, located but not logged, since the log was full: the step was cut just
+# before it, and its g had the sign given
 FIRED, PENDING = 1, 2
 ROOT_ITERATIONS = 200        # never reached by the Illinois method on a continuous g; a guard
 
@@ -232,7 +233,7 @@ def fire(affect, args, P, t, h, W, ev, first, within, ist, fs):
             affects = affects or kinds[spec[c, SPEC_EVENT], KIND_AFFECT] != 0
     if ist[NEVENT] + size > ev.log_t.shape[0]:
         # the step ends on the near side of these roots, and the next one must find them at its start
-        # (see prime), where a zero otherwise never fires: they were located, not reported
+        # (see start_search), where a zero otherwise never fires: they were located, not reported
         for c in range(spec.shape[0]):
             if in_group(ev, c, first, within):
                 ev.fired[c] = PENDING if ev.G[G_LEFT, c] > 0.0 else -PENDING
@@ -268,7 +269,7 @@ def fire(affect, args, P, t, h, W, ev, first, within, ist, fs):
         return SUCCESS, stop, False, resume
     if same_row(Ys, Y_BEFORE, Y_AFTER):
         # the next step starts on the near side of these roots, the state unchanged: they are
-        # a few ulps ahead and must not be found again (see prime)
+        # a few ulps ahead and must not be found again (see start_search)
         for c in range(spec.shape[0]):
             if in_group(ev, c, first, within):
                 ev.fired[c] = FIRED
