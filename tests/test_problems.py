@@ -81,8 +81,8 @@ def drift(values, scale=None):
 # --- the registry ----------------------------------------------------------------------
 
 EXPECTED = {"decay", "bead_on_rod", "bead_on_wire", "rotation", "kepler", "pendulum",
-            "harmonic_oscillator", "bouncing_ball", "arenstorf", "van_der_pol", "lorenz", "brusselator", "robertson",
-            "hires", "henon_heiles", "outer_solar_system", "mass_spring_chain", "cloth"}
+            "harmonic_oscillator", "bouncing_ball", "arenstorf", "van_der_pol", "lorenz", "brusselator",
+            "robertson", "hires", "henon_heiles", "outer_solar_system", "mass_spring_chain", "cloth"}
 
 
 def test_every_problem_is_registered_builds_by_name_and_is_documented():
