@@ -40,6 +40,7 @@ bench: $(VENV)/.installed-base
 	$(BIN)/python benchmarks/bench_core.py
 	$(BIN)/python benchmarks/bench_stiff.py
 	$(BIN)/python benchmarks/bench_floor.py
+	$(BIN)/python benchmarks/bench_events.py
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_cloth.py
 

@@ -64,6 +64,36 @@ def test_solve_prints_the_summary_and_writes_plot_and_csv(capsys, tmp_path):
     assert float(rows[1][1]) == 0.5 and math.isclose(float(rows[-1][0]), 6.2832)
 
 
+def test_solve_prints_the_event_log_at_the_closed_forms_bounce_times(capsys):
+    code, out, _ = run(capsys, "solve", "bouncing_ball", "--method", "dp54", "--rtol", "1e-10",
+                       "--backend", "python", "--quiet")
+    assert code == 0
+    lines = out.splitlines()
+    start = lines.index("  events: 10")
+    assert lines[start + 1].split() == ["t", "event", "component", "state", "before", "->", "after"]
+    rows = [re.fullmatch(r"\s+(\S+)\s+floor\s+0\s+x (\S+), v (\S+) -> x (\S+), v (\S+)", line)
+            for line in lines[start + 3:]]
+    assert len(rows) == 10 and all(rows)
+    # e = 0.9, g = 9.81, h0 = 10: landing k at t1 (1 + 2 e (1 - e^(k-1)) / (1 - e)), t1 = sqrt(2 h0 / g)
+    t1, e = math.sqrt(2 * 10.0 / 9.81), 0.9
+    expected = [t1 * (1 + 2 * e * (1 - e ** (k - 1)) / (1 - e)) for k in range(1, 11)]
+    np.testing.assert_allclose([float(row[1]) for row in rows], expected, rtol=1e-10)
+    for row in rows:
+        x_before, v_before, x_after, v_after = (float(row[i]) for i in range(2, 6))
+        assert abs(x_before) < 1e-12 and x_after == x_before
+        assert v_after == pytest.approx(-e * v_before, rel=1e-5)        # as printed, to six digits
+
+
+def test_solve_lists_the_first_events_of_many_and_counts_the_rest(capsys):
+    code, out, _ = run(capsys, "solve", "bouncing_ball", "-p", "e=0.5", "--t-end", "10", "--backend", "python",
+                       "--quiet")
+    assert code == 1 and "status EVENTS_ACCUMULATE" in out           # the ball came to rest at t = 4.28
+    count = int(re.search(r"  events: (\d+)", out).group(1))
+    assert count > cli.EVENT_LINES
+    assert len(re.findall(r"^\s+\S+\s+floor\s", out, re.M)) == cli.EVENT_LINES
+    assert out.rstrip().endswith(f"    ... and {count - cli.EVENT_LINES} more")
+
+
 def test_shootout_prints_the_table_and_writes_a_report(capsys, tmp_path):
     report = tmp_path / "report"
     code, out, _ = run(capsys, "shootout", "kepler", "--methods", "euler,rk4,velocity_verlet",
@@ -328,7 +358,7 @@ def test_an_unknown_parameter_is_refused_with_the_accepted_ones_and_their_defaul
     code, out, err = run(capsys, "solve", "pendulum", "-p", "damping=0.1", "--h", "0.01")
     assert code == 2 and out == ""
     accepted = inspect.signature(odekit.problems.pendulum).parameters.values()
-    expected = ", ".join(f"{p.name}={p.default:g}" for p in accepted)
+    expected = ", ".join(f"{p.name}={'None' if p.default is None else format(p.default, 'g')}" for p in accepted)
     assert err == f"odekit: error: problem 'pendulum' got an unexpected keyword 'damping'; accepted: {expected}\n"
     code, out, _ = run(capsys, "solve", "pendulum", "-p", "B=0.1", "--h", "0.01", "--quiet", "--backend", "python")
     assert code == 0                                      # the damping is called B

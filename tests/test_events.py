@@ -361,3 +361,44 @@ def test_an_affect_within_rounding_of_the_end_ends_the_run_there(options):
     sol = odekit.solve(prob, method, events=event, backend="python", **options)
     assert sol.status == Status.SUCCESS and sol.t[-1] == 0.1
     assert len(sol.events) == 1 and sol.y[-1][0] == 1.0
+
+
+def test_a_second_order_affect_that_returns_x_and_v_compiles():
+    """The zoo's ball returns ``(x, v)`` from its bounce; compiled, that once failed to type (the state's
+    store had a branch for ``(x, v)`` and one for a state, and Numba types both)."""
+    prob = odekit.problems.bouncing_ball(e=0.8, t_end=8.0)
+    runs = [odekit.solve(prob, "velocity_verlet", h=1e-3, backend=b) for b in ("python", "numba")]
+    assert runs[1].backend == "numba"
+    np.testing.assert_allclose([r.t for r in runs[1].events], [r.t for r in runs[0].events], rtol=1e-14)
+    assert len(runs[0].events) >= 3
+
+
+def test_a_scalar_second_order_state_reaches_g_as_numbers():
+    """x and v of a scalar SecondOrderProblem reach g as numbers, as they reach the force; compiled,
+    ``math.cos`` refused the 0-d arrays they once were."""
+    prob = odekit.problems.bouncing_ball(e=0.8, g=G, h0=H0, t_end=1.4)      # falling all along: lands at 1.43
+
+    def level(t, x, v, g, e):
+        return math.cos(x)
+
+    runs = [odekit.solve(prob, "velocity_verlet", h=1e-3, events=Event(level), backend=b) for b in ("python", "numba")]
+    assert runs[1].backend == "numba"
+    # x = H0 - G t^2 / 2 passes the zeros of cos at 5 pi / 2, 3 pi / 2, pi / 2
+    expected = [math.sqrt(2 * (H0 - c * math.pi) / G) for c in (2.5, 1.5, 0.5)]
+    for sol in runs:
+        np.testing.assert_allclose(sol.t_events[1], expected, rtol=1e-12)
+    np.testing.assert_allclose(runs[1].t_events[1], runs[0].t_events[1], rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_an_event_that_meets_a_full_log_fires_after_the_log_grows(backend):
+    """A sawtooth y' = 1, y <- y - 1 at y = 1: a linear g, whose roots are located exactly, on g = 0.
+    The 65th event finds the log (64 rows at first) full: the step is cut just before it, the log
+    grows, and the next step starts on the event's zero -- where a zero once never fired, and the
+    sawtooth rose for ever after."""
+    prob = odekit.ODEProblem(lambda t, y: np.array([1.0]), (0.0, 150.5), np.array([0.0]))
+    event = Event(lambda t, y: y[0] - 1.0, direction=1, affect=lambda t, y: y - 1.0)
+    sol = odekit.solve(prob, "rk4", h=0.3, events=event, backend=backend)
+    assert sol.backend == backend
+    np.testing.assert_allclose([r.t for r in sol.events], np.arange(1.0, 151.0), rtol=1e-12)
+    assert sol.y[-1][0] == pytest.approx(0.5, abs=1e-12)

@@ -81,8 +81,8 @@ def drift(values, scale=None):
 # --- the registry ----------------------------------------------------------------------
 
 EXPECTED = {"decay", "bead_on_rod", "bead_on_wire", "rotation", "kepler", "pendulum",
-            "harmonic_oscillator", "arenstorf", "van_der_pol", "lorenz", "brusselator", "robertson",
-            "hires", "henon_heiles", "outer_solar_system", "mass_spring_chain", "cloth"}
+            "harmonic_oscillator", "bouncing_ball", "arenstorf", "van_der_pol", "lorenz", "brusselator",
+            "robertson", "hires", "henon_heiles", "outer_solar_system", "mass_spring_chain", "cloth"}
 
 
 def test_every_problem_is_registered_builds_by_name_and_is_documented():
@@ -152,6 +152,10 @@ EXACT_CASES = [
     ("harmonic_oscillator", {"omega": 2.0, "zeta": 3.0, "x0": -1.0, "v0": 4.0}, 0.08),  # over-damped
     ("mass_spring_chain", {}, 0.5),
     ("mass_spring_chain", {"n": 3, "k": 4.0, "mass": 0.5, "x0": [0.1, -0.2, 0.3], "v0": [1.0, 0.0, -1.0]}, 0.2),
+    # between bounces; no sample point lies within the difference's step of a landing
+    ("bouncing_ball", {}, 0.1),
+    ("bouncing_ball", {"e": 1.0, "g": 1.62, "h0": 0.5, "t_end": 7.3}, 0.1),
+    ("bouncing_ball", {"e": 0.5, "t_end": 3.3}, 0.01),                         # at rest from t = 4.28
 ]
 CASE_IDS = [f"{name}-{i}" for i, (name, _, _) in enumerate(EXACT_CASES)]
 
@@ -591,6 +595,10 @@ BAD = [
     ("mass_spring_chain", {"n": 2.5}, r"n must be a whole number >= 1, got 2.5"),
     ("mass_spring_chain", {"mass": 0.0}, r"mass must be a finite number > 0, got 0.0"),
     ("mass_spring_chain", {"n": 3, "x0": [1.0, 2.0]}, r"x0 must be 3 finite real numbers \(shape \(3,\)\)"),
+    ("bouncing_ball", {"e": 0.0}, r"e must be a number with 0 < e <= 1 .*got 0.0"),
+    ("bouncing_ball", {"e": 1.5}, r"e must be a number with 0 < e <= 1 .*got 1.5"),
+    ("bouncing_ball", {"g": -9.81}, r"g must be a finite number > 0, got -9.81"),
+    ("bouncing_ball", {"h0": 0.0}, r"h0 must be a finite number > 0, got 0.0"),
 ]
 
 

@@ -21,6 +21,10 @@ strength:
   ``h0``; ``solve_ivp`` takes SciPy's names too.
 * ``sol.sol(t)`` interpolates only within the solved span (SciPy
   extrapolates), and a span must be finite (SciPy's ``t_bound`` may be inf).
+* Without events ``t_events`` and ``y_events`` are empty lists (SciPy's are
+  None); an event that never happened has ``y_events`` of shape ``(0, n)``
+  (SciPy's ``(0,)``): time-major, as ``y``.  A terminal stop is
+  ``Status.EVENT`` (SciPy's status 1), with odekit's message.
 * SciPy's solver classes are odekit's :class:`Integrator`.
 * Where odekit documents another choice, the test checks odekit's, said where
   it is made: a constant Jacobian is taken (and counted) once, forward
@@ -32,6 +36,7 @@ Tests that loop over SciPy's methods run on both backends.
 """
 
 import contextlib
+import types
 import warnings
 
 import numpy as np
@@ -48,7 +53,6 @@ from odekit.kernels import layout
 from odekit.kernels.evaluation import differences
 from odekit.sparse import SparseJacobian
 
-EVENTS = "events arrive with issue #15 (#8)"
 DOP853 = "dop853 arrives with issue #17"
 LSODA = "LSODA (automatic switching between Adams and BDF) has no odekit equivalent"
 
@@ -242,6 +246,7 @@ def assert_accurate(sol, exact, t_span, rtol, atol, bound=5, dense_bound=None, m
     """SciPy's checks: the steps and the interpolant within ``bound`` tolerance units of ``exact``."""
     assert_equal(sol.t[0], t_span[0])
     assert sol.success and sol.status == 0, sol.message
+    assert sol.t_events == [] and sol.y_events == []          # SciPy: None, without events
     assert np.all(compute_error(sol.y, exact(sol.t), rtol, atol) < bound)
     tc = np.linspace(*t_span)
     assert np.all(compute_error(sol.sol(tc), exact(tc), rtol, atol) < (dense_bound or bound))
@@ -395,6 +400,158 @@ def test_integration_stiff(method, backend):
     # if the stiff mode is not activated correctly, these numbers will be much bigger
     assert scipy_nfev(res, None) < 5000
     assert res.stats.njev < 200
+
+
+# --- events -----------------------------------------------------------------------------
+
+# scipy: test_duplicate_timestamps (SciPy's span [0, inf] is [0, 1]: ours are finite; SciPy's
+# sol.sol(0.01), beyond the terminal event, is not ported: odekit does not extrapolate)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_duplicate_timestamps(backend):
+    def upward_cannon(t, y):
+        return np.array([y[1], -9.80665])
+
+    def hit_ground(t, y):
+        return y[0]
+
+    hit_ground.terminal = True
+    hit_ground.direction = -1
+
+    sol = solve_ivp(upward_cannon, [0, 1], [0, 0.01], max_step=0.05 * 0.001 / 9.80665, events=hit_ground,
+                    dense_output=True, backend=backend, **DEFAULT_TOL)
+    assert_allclose(sol.t_events, np.asarray([[0.00203943]]), rtol=1e-5, atol=1e-8)
+    assert_allclose(sol.y_events, [np.asarray([[0.0, -0.01]])], atol=1e-9)
+    assert sol.success
+    assert_equal(sol.status, Status.EVENT)
+    # what SciPy's bug broke: the dense output, built over steps whose last ends at the event
+    assert sol.t[-1] == sol.t_events[0][0] and np.all(np.diff(sol.t) > 0)
+    assert_allclose(sol.sol(sol.t), sol.y, rtol=1e-15, atol=1e-15)
+
+
+def event_rational_1(t, y):
+    return y[0] - y[1] ** 0.7
+
+
+def event_rational_2(t, y):
+    return y[1] ** 0.6 - y[0]
+
+
+def event_rational_3(t, y):
+    return t - 7.4
+
+
+def directed(event, direction, terminal=False):
+    """SciPy's way of setting an event's options, attributes of its function, on a copy of ``event``.
+
+    A copy, not a wrapper, so that Numba compiles it; not ``event`` itself, which the next case needs
+    as it was.
+    """
+    g = types.FunctionType(event.__code__, event.__globals__, event.__name__)
+    g.direction, g.terminal = direction, terminal
+    return g
+
+
+def assert_events(res, counts, windows, functions):
+    """SciPy's checks of ``t_events`` and ``y_events``: how many, when, and g = 0 at each state."""
+    for k, (count, window, g) in enumerate(zip(counts, windows, functions)):
+        assert_equal(res.t_events[k].size, count)
+        assert_equal(res.y_events[k].shape, (count, 2))
+        if count:
+            assert window[0] < res.t_events[k][0] < window[1]
+            assert np.isclose(g(res.t_events[k][0], res.y_events[k][0]), 0)
+
+
+# scipy: test_events (forward, and backward from the exact state at t = 8)
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("way", ["forward", "backward"])
+@pytest.mark.parametrize("method", methods(*ALL))
+def test_events(method, way, backend):
+    span, y0, along = ([5, 8], [1 / 3, 2 / 9], 1) if way == "forward" else ([8, 5], [4 / 9, 20 / 81], -1)
+    windows = ((5.3, 5.7), (7.3, 7.7), (7.3, 7.5))
+    functions = (event_rational_1, event_rational_2, event_rational_3)
+
+    def run(*events, **options):
+        return solve_ivp(fun_rational, span, y0, method, events=events, backend=backend, **DEFAULT_TOL,
+                         **options)
+
+    res = run(*(directed(e, 0) for e in functions[:2]))
+    assert_equal(res.status, 0)
+    assert_events(res, (1, 1), windows, functions)
+
+    # a direction counts along the integration: event 1 rises through zero forward, event 2 falls
+    res = run(*(directed(e, along) for e in functions[:2]))
+    assert_equal(res.status, 0)
+    assert_events(res, (1, 0), windows, functions)
+
+    res = run(*(directed(e, -along) for e in functions[:2]))
+    assert_equal(res.status, 0)
+    assert_events(res, (0, 1), windows, functions)
+
+    # the terminal event at t = 7.4 comes before event 2 forward, after it backward
+    res = run(*(directed(e, 0) for e in functions[:2]), directed(event_rational_3, 0, terminal=True),
+              dense_output=True)
+    assert_equal(res.status, Status.EVENT)
+    counts = (1, 0, 1) if way == "forward" else (0, 1, 1)
+    assert_events(res, counts, windows, functions)
+    if way == "forward":
+        res = run(directed(event_rational_1, 0), dense_output=True)
+        assert_equal(res.status, 0)
+        assert_events(res, (1,), windows, functions)
+    # termination by event does not break the interpolant, and the states at the events are the
+    # solution's (where SciPy checks them: forward bdf's state at the terminal event is 1.5e-3 off)
+    tc = np.linspace(res.t[0], res.t[-1])
+    assert np.all(compute_error(res.sol(tc), sol_rational(tc), 1e-3, 1e-6) < 5)
+    for k in np.flatnonzero([len(t) for t in res.t_events]):
+        assert np.allclose(sol_rational(res.t_events[k][0]), res.y_events[k][0], rtol=1e-3, atol=1e-6)
+
+
+def harmonic_oscillator(t, y):
+    return np.array([y[1], -y[0]])
+
+
+def crossing(t, y):
+    return y[0]
+
+
+# scipy: test_event_terminal_integer
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("n_events", [3, 4])
+def test_event_terminal_integer(n_events, backend):
+    event = directed(crossing, 0, terminal=n_events)
+    res = solve_ivp(harmonic_oscillator, (0, 100), [1, 0], events=event, backend=backend, **DEFAULT_TOL)
+    assert len(res.t_events[0]) == n_events
+    assert len(res.y_events[0]) == n_events
+    assert_allclose(res.y_events[0][:, 0], 0, atol=1e-14)
+
+
+# scipy: test_event_terminal_iv (odekit's message names the attribute, the value and what is accepted)
+def test_event_terminal_iv():
+    args = (harmonic_oscillator, (0, 100), [1, 0])
+    res = solve_ivp(*args, events=directed(crossing, 0, terminal=None), backend="python", **DEFAULT_TOL)
+    ref = solve_ivp(*args, events=directed(crossing, 0, terminal=0), backend="python", **DEFAULT_TOL)
+    assert_allclose(res.t_events, ref.t_events)
+
+    message = r"terminal must be True, False or a positive integer N \(stop at the N-th occurrence\), got "
+    with pytest.raises(ValueError, match=message + "-1"):
+        solve_ivp(*args, events=directed(crossing, 0, terminal=-1), backend="python")
+    with pytest.raises(ValueError, match=message + "3.5"):
+        solve_ivp(*args, events=directed(crossing, 0, terminal=3.5), backend="python")
+
+
+# scipy: test_t_eval_early_event (SciPy's message is its own; the status is the same)
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", methods(*ALL))
+def test_t_eval_early_event(method, backend):
+    early_event = directed(lambda t, y: t - 7, 0, terminal=True)
+    res = solve_ivp(fun_rational, [5, 9], [1 / 3, 2 / 9], method, t_eval=np.linspace(7.5, 9, 16),
+                    events=early_event, jac=jac_rational, backend=backend, **DEFAULT_TOL)
+    assert res.success
+    assert res.message.startswith("the terminal event")
+    assert res.status == Status.EVENT
+    assert res.t.size == 0 and res.y.size == 0
+    assert len(res.t_events) == 1
+    assert res.t_events[0].size == 1
+    assert res.t_events[0][0] == 7
 
 
 # --- step-size options ------------------------------------------------------------------
@@ -712,38 +869,64 @@ def sys3_jac(t, w, omega, k, zfinal):
                      [0, 0, k * (1 - 2 * z)]])
 
 
-# scipy: test_args (without the events: the run ends where SciPy's terminal event ends it, and
-# the states at the event times, known in closed form, are checked)
+def sys3_x0decreasing(t, w, omega, k, zfinal):
+    x, y, z = w
+    return x
+
+
+def sys3_y0increasing(t, w, omega, k, zfinal):
+    x, y, z = w
+    return y
+
+
+def sys3_zfinal(t, w, omega, k, zfinal):
+    x, y, z = w
+    return z - zfinal
+
+
+# scipy: test_args
 @pytest.mark.parametrize("backend", ("python", "numba", "auto"))
 def test_args(backend):
     omega, k = 2, 4
     tfinal, zfinal = 5, 0.99
-    # z0 such that z(tfinal) = zfinal
+    # z0 such that z(tfinal) = zfinal: the terminal event stops the run at tfinal, not at tend
     z0 = np.exp(-k * tfinal) / ((1 - zfinal) / zfinal + np.exp(-k * tfinal))
+    tend = 2 * tfinal
+    events = [directed(sys3_x0decreasing, -1), directed(sys3_y0increasing, 1),
+              directed(sys3_zfinal, 0, terminal=True)]
     # Numba fails on sys3_jac (a bare AssertionError lowering np.array of lists that mix integers and
     # floats): backend='numba' says so, naming jac, and 'auto' runs it as Python (#13 item 2)
     expected = {"numba": pytest.raises(RuntimeError, match=r"jac 'sys3_jac'.*AssertionError"),
                 "auto": pytest.warns(odekit.BackendFallbackWarning, match=r"jac 'sys3_jac'.*AssertionError")}
     with expected.get(backend, contextlib.nullcontext()):
-        sol = solve_ivp(sys3, [0, tfinal], [0, -1, z0], "radau5", args=(omega, k, zfinal), jac=sys3_jac,
-                        rtol=1e-10, atol=1e-13, dense_output=True, backend=backend)
+        sol = solve_ivp(sys3, [0, tend], [0, -1, z0], "radau5", args=(omega, k, zfinal), jac=sys3_jac,
+                        events=events, rtol=1e-10, atol=1e-13, dense_output=True, backend=backend)
     if backend == "numba":
         return
     assert sol.success, sol.message
 
-    t = np.linspace(0, tfinal, 250)
+    # the expected events at the expected times
+    x0events_t, y0events_t, zfinalevents_t = sol.t_events
+    assert_allclose(x0events_t, [0.5 * np.pi, 1.5 * np.pi])
+    assert_allclose(y0events_t, [0.25 * np.pi, 1.25 * np.pi])
+    assert_allclose(zfinalevents_t, [tfinal])
+
+    # the solution agrees with the exact one
+    t = np.linspace(0, zfinalevents_t[0], 250)
     w = sol.sol(t)
     assert_allclose(w[:, 0], np.sin(omega * t), rtol=1e-9, atol=1e-12)
     assert_allclose(w[:, 1], -np.cos(omega * t), rtol=1e-9, atol=1e-12)
     assert_allclose(w[:, 2], 1 / (((1 - z0) / z0) * np.exp(-k * t) + 1), rtol=1e-9, atol=1e-12)
 
-    x0events = sol.sol([0.5 * np.pi, 1.5 * np.pi])       # x decreasing through 0
-    y0events = sol.sol([0.25 * np.pi, 1.25 * np.pi])     # y increasing through 0
-    assert_allclose(x0events[:, 0], 0, atol=5e-14)
-    assert_allclose(x0events[:, 1], 1)
-    assert_allclose(y0events[:, 0], 1)
-    assert_allclose(y0events[:, 1], 0, atol=5e-14)
-    assert_allclose(sol.sol(tfinal)[2], zfinal)
+    # the states at the events are the expected ones
+    x0events = sol.sol(x0events_t)
+    y0events = sol.sol(y0events_t)
+    zfinalevents = sol.sol(zfinalevents_t)
+    assert_allclose(x0events[:, 0], np.zeros_like(x0events[:, 0]), atol=5e-14)
+    assert_allclose(x0events[:, 1], np.ones_like(x0events[:, 1]))
+    assert_allclose(y0events[:, 0], np.ones_like(y0events[:, 0]))
+    assert_allclose(y0events[:, 1], np.zeros_like(y0events[:, 1]), atol=5e-14)
+    assert_allclose(zfinalevents[:, 2], [zfinal])
 
 
 # scipy: test_array_rtol (gh-15482)
@@ -840,12 +1023,6 @@ def test_tbound_respected_oscillator(method, backend):
 # --- not ported (yet) -------------------------------------------------------------------
 
 NOT_PORTED = {
-    "test_duplicate_timestamps": EVENTS,
-    "test_events": EVENTS,
-    "test_event_terminal_integer": EVENTS,
-    "test_event_terminal_iv": EVENTS,
-    "test_t_eval_early_event": EVENTS,
-    "test_args (the event detection)": EVENTS,
     "test_event_dense_output_LSODA": LSODA,
     "test_integration (vectorized=True)": "odekit has no vectorized= option: fun is called on one state at a time",
     "test_ConstantDenseOutput": "SciPy's ConstantDenseOutput has no odekit equivalent",
@@ -857,4 +1034,4 @@ NOT_PORTED = {
 @pytest.mark.parametrize("scipy_test", [pytest.param(name, id=name.split()[0], marks=pytest.mark.skip(reason=why))
                                         for name, why in NOT_PORTED.items()])
 def test_not_ported(scipy_test):
-    """SciPy's tests that odekit cannot run yet (events) or has no equivalent for, each with why."""
+    """SciPy's tests that odekit has no equivalent for, each with why."""

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import IntegrationError, Interrupted, __version__, methods, problems, solve
 from .registry import method as lookup_method
+from .formatting import text_table
 from .progress import Progress
 from .sparse import LINEAR_SOLVERS
 from .shootout import shootout, shootout_problem
@@ -181,6 +182,8 @@ def _solve(args):
                             else "nothing written (--csv or --plot keep the steps so far)")
     elapsed = time.perf_counter() - start
     print(summary(sol, elapsed, compiling.seconds))
+    if sol.events:
+        print(event_log(sol))
     for path in _write_solution(sol, args):
         print(f"  wrote {path}")
     return 0 if sol.success else 1
@@ -464,6 +467,44 @@ def summary(sol, elapsed=None, compiling=0.0):
         kind = "relative" if ref != 0 else "absolute"
         lines.append(f"  {name} drift ({kind}): max {drift.max():.3e}, final {drift[-1]:.3e}")
     return "\n".join(lines)
+
+
+EVENT_LINES = 20        # the events `odekit solve` lists; Solution.events has them all
+
+
+def event_log(sol, limit=EVENT_LINES):
+    """The run's events, one a line: time, event, component, and the state before -> after its affect.
+
+    The first ``limit`` of them, then how many more there were.  Times with
+    all their digits, as the run located them; states with six, their first
+    few numbers.
+    """
+    names = [event.name for event in sol.event_list]
+    second_order = sol.problem.second_order
+    rows = []
+    for r in sol.events[:limit]:
+        change = _state_text(r.before, second_order)
+        if not np.array_equal(r.before, r.after):
+            change += " -> " + _state_text(r.after, second_order)
+        rows.append((f"{r.t:.17g}", names[r.index], str(r.component), change))
+    lines = [f"  events: {len(sol.events)}",
+             text_table(rows, ("t", "event", "component", "state before -> after"), right={2}, indent="    ")]
+    if len(sol.events) > limit:
+        lines.append(f"    ... and {len(sol.events) - limit} more")
+    return "\n".join(lines)
+
+
+def _state_text(state, second_order):
+    """``x 0.5, v -1.2`` (second order) or ``(1, 2, 3)``: a state in a few numbers."""
+    if second_order:
+        return f"x {_few(state[0])}, v {_few(state[1])}"
+    return _few(state)
+
+
+def _few(values, most=4):
+    flat = np.ravel(values)
+    cells = [f"{v:.6g}" for v in flat[:most]] + ([f"... {flat.size} in all"] if flat.size > most else [])
+    return cells[0] if flat.size == 1 else "(" + ", ".join(cells) + ")"
 
 
 if __name__ == "__main__":  # pragma: no cover

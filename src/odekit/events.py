@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from . import checks
-from .kernels.evaluation import store_state, store_values
+from .kernels.evaluation import store_motion, store_state, store_values
 
 EventRecord = namedtuple("EventRecord", "t index component before after")
 EventRecord.__doc__ = """One event of a run: its time ``t``, the ``index`` of its :class:`Event` in the run's
@@ -49,7 +49,8 @@ class Event:
         x, v, *args)``; with a vector ``g``, ``affect(t, y, i, *args)`` with
         the index ``i`` of the component that fired) returns the new state
         (``(x, v)``) or changes ``y`` (``x``, ``v``) in place and returns
-        None.  It sees the state just before the crossing.
+        None.  It sees the state just before the crossing.  A scalar state
+        comes as numbers, as to the right-hand side: return the new one.
     name : str, optional
         For logs and messages; default ``g``'s name.
 
@@ -169,9 +170,13 @@ def adapters(events, sizes, second_order, shape, compile_function):
     ``compile_function`` prepares each user function for that (Numba's
     ``njit``, or nothing for the Python backend).
     """
-    names = {"store_values": store_values, "store_state": store_state, "shape": shape}
+    names = {"store_values": store_values, "store": store_motion if second_order else store_state, "shape": shape}
+    # a scalar state as numbers, as the force and the right-hand side get it (not 0-d arrays,
+    # which Numba's math functions refuse)
     if second_order:
-        view, state = "x, v = W[row, :n].reshape(shape), W[row, n:].reshape(shape)", "x, v"
+        view = ("x, v = W[row, 0], W[row, 1]" if shape == ()
+                else "x, v = W[row, :n].reshape(shape), W[row, n:].reshape(shape)")
+        state = "x, v"
     else:
         view, state = ("y = W[row, 0]" if shape == () else "y = W[row].reshape(shape)"), "y"
     lines = ["def g(t, W, row, G, grow, args):", "    n = W.shape[1] // 2", f"    {view}"]
@@ -188,7 +193,7 @@ def adapters(events, sizes, second_order, shape, compile_function):
             names[f"a{k}"] = compile_function(e.affect)
             index = "c, " if m > 1 else ""
             lines.append(f"    if k == {k}:")
-            lines.append(f"        return store_state(W, row, a{k}(t, {state}, {index}*args), {second_order})")
+            lines.append(f"        return store(W, row, a{k}(t, {state}, {index}*args))")
     lines.append("    return True")
     exec("\n".join(lines), names)     # our own template; the user's functions enter by name
     return names["g"], names["affect"]
@@ -197,8 +202,10 @@ def adapters(events, sizes, second_order, shape, compile_function):
 def records(ev, start, stop, problem):
     """The log's entries ``start`` to ``stop`` as :class:`EventRecord`, states shaped like the problem's."""
     states = problem.unflatten(ev.log_y[2 * start:2 * stop].copy())
-    return [EventRecord(float(ev.log_t[i]), int(ev.log_i[i, 0]), int(ev.log_i[i, 1]),
-                        states[2 * (i - start)], states[2 * (i - start) + 1]) for i in range(start, stop)]
+    # whole columns to Python numbers at once: a thousand bounces are logged in a blink, and listed
+    # in twice the time when each number is converted on its own
+    return [EventRecord(t, k, c, before, after) for t, (k, c), before, after
+            in zip(ev.log_t[start:stop].tolist(), ev.log_i[start:stop].tolist(), states[0::2], states[1::2])]
 
 
 def no_g(t, W, row, G, grow, args):

@@ -122,19 +122,29 @@ def store_values(G, row, start, m, value):
 
 
 @jitable(inline=False, cold=True)
-def store_state(W, row, value, second_order):
-    """An event's affect result into ``W[row]``: None (it changed the state in place), a state, or ``(x, v)``.
+def store_state(W, row, value):
+    """An event's affect result into ``W[row]``: None (it changed the state in place) or the new state.
 
     Compiled on its own, for each type of ``value``, so that Numba drops the
-    branches that do not apply (it prunes ``value is None`` only on a
+    branch that does not apply (it prunes ``value is None`` only on a
     function's own arguments).
     """
     if value is None:
         return True
-    if second_order:
-        n = W.shape[1] // 2
-        return store_part(W, row, 0, n, value[0]) and store_part(W, row, n, n, value[1])
     return store(W, row, 0, value)
+
+
+@jitable(inline=False, cold=True)
+def store_motion(W, row, value):
+    """As :func:`store_state` for a second-order problem, whose affect returns ``(x, v)``.
+
+    Its own function, not a branch of :func:`store_state`: Numba types every
+    branch, and a tuple does not type as a state.
+    """
+    if value is None:
+        return True
+    n = W.shape[1] // 2
+    return store_part(W, row, 0, n, value[0]) and store_part(W, row, n, n, value[1])
 
 
 def _store_part_loop(W, row, start, m, value):

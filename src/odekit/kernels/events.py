@@ -23,7 +23,8 @@ The event state (:class:`~odekit.kernels.interface.EventState`) holds, per
 component of ``g``, its event and direction (``spec``), per event its terminal
 count, whether it has an affect and its occurrences, the values of ``g`` at
 the search's points and the interpolated states (rows of ``Y``), the
-components that just fired, and the log.
+components that just fired (or, when the log was full, have yet to), and
+the log.
 """
 
 import numpy as np
@@ -55,6 +56,10 @@ GROUP_ULPS = 16.0
 ZENO_ULPS = 100.0
 # A component that is zero where a search starts takes its sign from this far on (see leave_zeros).
 PROBE_ULPS = 64.0
+# fired[c]: FIRED, it fired where the step was cut and left the state as it was (start_search counts its
+# g as zero there); or +-PENDING, located but not logged, since the log was full: the step was cut just
+# before it, and its g had the sign given
+FIRED, PENDING = 1, 2
 ROOT_ITERATIONS = 200        # never reached by the Illinois method on a continuous g; a guard
 
 
@@ -227,6 +232,11 @@ def fire(affect, args, P, t, h, W, ev, first, within, ist, fs):
             size += 1
             affects = affects or kinds[spec[c, SPEC_EVENT], KIND_AFFECT] != 0
     if ist[NEVENT] + size > ev.log_t.shape[0]:
+        # the step ends on the near side of these roots, and the next one must find them at its start
+        # (see start_search), where a zero otherwise never fires: they were located, not reported
+        for c in range(spec.shape[0]):
+            if in_group(ev, c, first, within):
+                ev.fired[c] = PENDING if ev.G[G_LEFT, c] > 0.0 else -PENDING
         return SUCCESS, BUFFER_FULL, True, first
     stop = SUCCESS
     resume = first
@@ -259,10 +269,10 @@ def fire(affect, args, P, t, h, W, ev, first, within, ist, fs):
         return SUCCESS, stop, False, resume
     if same_row(Ys, Y_BEFORE, Y_AFTER):
         # the next step starts on the near side of these roots, the state unchanged: they are
-        # a few ulps ahead and must not be found again (see prime)
+        # a few ulps ahead and must not be found again (see start_search)
         for c in range(spec.shape[0]):
             if in_group(ev, c, first, within):
-                ev.fired[c] = 1
+                ev.fired[c] = FIRED
     else:
         if stop == SUCCESS and abs(te - fs[T_EVENT]) <= ZENO_ULPS * np.finfo(np.float64).eps * max(abs(te), 1e-300):
             stop = EVENTS_ACCUMULATE
@@ -287,18 +297,34 @@ def same_row(A, a, b):
 
 @jitable
 def prime(g, args, t, W, ev, ist, fs):
-    """``g`` at the current state into ``ev.G[G_LEFT]``, where the search of the next step starts."""
+    """``g`` at the current state into ``ev.G[G_LEFT]``, where the search of the next step starts.
+
+    Only at the start and after a cut: otherwise the search left ``g`` at the step's end there.
+    """
     if ist[EV_READY] != 0:
         return SUCCESS
+    return start_search(g, args, t, W, ev, ist, fs)
+
+
+# Not inlined into the loop: Numba (0.68) drops the writes of a loop inlined into a function that
+# unpacked ``ev`` from a tuple, as the loop does, when the loop reads ``ev``'s arrays by attribute.
+@jitable(inline=False, cold=True)
+def start_search(g, args, t, W, ev, ist, fs):
+    """:func:`prime`'s work: ``g`` at the state, and the components that fired or wait to fire set."""
     ok = g(t, W, Y, ev.G, G_LEFT, args)
     if not (ok and all_finite(ev.G, G_LEFT)):
         fs[T_FAIL] = t
         return BAD_SHAPE if not ok else NONFINITE
     # where an event just fired, g is within ulps of its zero, maybe still on the near side: count
-    # it as zero, so that the search takes the side the state leaves to (see leave_zeros)
+    # it as zero, so that the search takes the side the state leaves to (see leave_zeros); where one
+    # is pending, g is within ulps of its zero too, on the near side, on it, or (rounded otherwise
+    # here than where it was located) past it: it takes the near side's sign, so that the search
+    # finds the crossing at once
     for c in range(ev.fired.shape[0]):
-        if ev.fired[c] != 0:
+        if ev.fired[c] == FIRED:
             ev.G[G_LEFT, c] = 0.0
-            ev.fired[c] = 0
+        elif ev.fired[c] != 0 and ev.G[G_LEFT, c] * ev.fired[c] <= 0.0:
+            ev.G[G_LEFT, c] = np.finfo(np.float64).tiny * (ev.fired[c] / PENDING)
+        ev.fired[c] = 0
     ist[EV_READY] = 1
     return SUCCESS

@@ -2,12 +2,13 @@
 
 Two kinds of problems live here.  From the simulation literature:
 :func:`decay`, :func:`bead_on_rod`, :func:`bead_on_wire`, :func:`rotation`,
-:func:`kepler`, :func:`pendulum`, :func:`harmonic_oscillator`.  Standard test
-problems of the numerical literature: :func:`arenstorf`,
-:func:`van_der_pol`, :func:`lorenz`, :func:`brusselator`, :func:`robertson`,
-:func:`hires`, :func:`henon_heiles`, :func:`outer_solar_system`,
-:func:`mass_spring_chain`.  And one large, stiff one from graphics:
-:func:`cloth`, Baraff & Witkin's mass--spring sheet with sparse Jacobians.
+:func:`kepler`, :func:`pendulum`, :func:`harmonic_oscillator`,
+:func:`bouncing_ball`.  Standard test problems of the numerical literature:
+:func:`arenstorf`, :func:`van_der_pol`, :func:`lorenz`, :func:`brusselator`,
+:func:`robertson`, :func:`hires`, :func:`henon_heiles`,
+:func:`outer_solar_system`, :func:`mass_spring_chain`.  And one large,
+stiff one from graphics: :func:`cloth`, Baraff & Witkin's mass--spring sheet
+with sparse Jacobians.
 ``PROBLEMS`` maps each name to its constructor, :func:`problem` builds one
 by name and :func:`parameters` lists its parameters with their defaults.
 
@@ -20,6 +21,8 @@ They live in modules by kind, and every name is importable from
 * :mod:`~odekit.problems.orbits` -- kepler, arenstorf, henon_heiles,
   outer_solar_system;
 * :mod:`~odekit.problems.stiff` -- van_der_pol, robertson, hires;
+* :mod:`~odekit.problems.impacts` -- bouncing_ball, which carries its floor
+  as an event;
 * :mod:`~odekit.problems.cloth_sheet` -- cloth;
 * ``_checks`` -- the checks of their parameters.
 
@@ -47,12 +50,13 @@ import inspect
 # Every name the zoo had as one module, importable from here as before (_hires_rhs: the tests call it).
 from ..problem import ODEProblem, SecondOrderProblem  # noqa: F401
 from .cloth_sheet import CLOTH_GRAVITY, cloth, cloth_springs, cloth_stretch  # noqa: F401
+from .impacts import Bounces, ball_bounces, ball_rest_time, bouncing_ball  # noqa: F401
 from .linear import (bead_on_rod, bead_on_wire, chain_modes, decay, harmonic_oscillator,  # noqa: F401
                      mass_spring_chain, rotation)
 from .nonlinear import brusselator, lorenz, pendulum, pendulum_period  # noqa: F401
 from .orbits import (ARENSTORF_MU, ARENSTORF_PERIOD, ARENSTORF_V0, OUTER_SOLAR_SYSTEM_BODIES,  # noqa: F401
                      OUTER_SOLAR_SYSTEM_G, OUTER_SOLAR_SYSTEM_MASSES, arenstorf, henon_heiles, kepler,
-                     kepler_anomaly, nbody_energy, outer_solar_system, runge_lenz)
+                     kepler_anomaly, nbody_energy, outer_solar_system, pericentre_event, runge_lenz)
 from .stiff import (HIRES_REFERENCE, HIRES_T_END, HIRES_Y0, _hires_rhs, hires, robertson,  # noqa: F401
                     van_der_pol)
 
@@ -66,6 +70,7 @@ PROBLEMS = {
     "kepler": kepler,
     "pendulum": pendulum,
     "harmonic_oscillator": harmonic_oscillator,
+    "bouncing_ball": bouncing_ball,
     # standard test problems
     "arenstorf": arenstorf,
     "van_der_pol": van_der_pol,
@@ -99,7 +104,7 @@ def parameters(name):
     """The keyword parameters of the zoo problem ``name`` and their defaults, read from its constructor.
 
     >>> parameters("pendulum")
-    {'g': 9.8, 'L': 1.0, 'B': 0.0, 'theta0': 2.0, 'omega0': 0.0, 't_end': 10.0}
+    {'g': 9.8, 'L': 1.0, 'B': 0.0, 'theta0': 2.0, 'omega0': 0.0, 't_end': 10.0, 'wall': None, 'restitution': 0.0}
     """
     try:
         make = PROBLEMS[name]

@@ -2,7 +2,7 @@
 
 * :func:`pendulum` -- the rigid pendulum, undamped or damped, exact (when
   undamped) by Jacobi elliptic functions, with its period
-  :func:`pendulum_period`;
+  :func:`pendulum_period`, and optionally a wall it stops or bounces at;
 * :func:`lorenz` -- the Lorenz equations: chaos, a test of how long a
   trajectory stays accurate;
 * :func:`brusselator` -- an autocatalytic reaction that settles on a limit
@@ -19,12 +19,33 @@ import math
 
 import numpy as np
 
+from ..events import Event
 from ..problem import ODEProblem, SecondOrderProblem
 from ._checks import _nonnegative, _number, _positive, _span_end, _vector
 
 
 def _pendulum_accel(t, theta, omega, g, L, B):
     return -(g / L) * math.sin(theta) - B * omega
+
+
+# --- the pendulum against a wall: the wall's angle and restitution ride in args, for its event
+
+def _pendulum_wall_accel(t, theta, omega, g, L, B, wall, e):
+    return -(g / L) * math.sin(theta) - B * omega
+
+
+def _wall(t, theta, omega, g, L, B, wall, e):
+    # zero at the wall and at each full turn from it, a simple zero at each, so a pendulum
+    # that goes over the top meets the wall again one turn on
+    return math.sin(0.5 * (theta - wall))
+
+
+def _wall_bounce(t, theta, omega, g, L, B, wall, e):
+    return theta, -e * omega
+
+
+WALL_STOP = Event(_wall, terminal=True, name="wall")
+WALL_BOUNCE = Event(_wall, affect=_wall_bounce, name="wall")
 
 
 def pendulum_period(g=9.8, L=1.0, theta0=2.0, omega0=0.0):
@@ -87,7 +108,7 @@ def _pendulum_exact(w, theta0, omega0):
     return exact
 
 
-def pendulum(g=9.8, L=1.0, B=0.0, theta0=2.0, omega0=0.0, t_end=10.0):
+def pendulum(g=9.8, L=1.0, B=0.0, theta0=2.0, omega0=0.0, t_end=10.0, wall=None, restitution=0.0):
     """The rigid pendulum in its angle: ``theta'' = -(g/L) sin theta - B theta'``.
 
     A point mass on a massless rod of length ``L`` in gravity ``g``, with
@@ -108,6 +129,16 @@ def pendulum(g=9.8, L=1.0, B=0.0, theta0=2.0, omega0=0.0, t_end=10.0):
     omega0 : float
         Initial angular velocity (rad per unit time).
     t_end : float
+    wall : float, optional
+        The angle of a wall the bob hits (rad, from the downward vertical),
+        watched for by an :class:`~odekit.Event` of the problem; none by
+        default.  A pendulum that goes over the top meets it once a turn.
+    restitution : float
+        What the wall gives back, ``0 <= restitution <= 1``.  0 (default):
+        the bob stops dead at the wall, an inelastic stop that ends the
+        run there (a terminal event: ``Status.EVENT``; the last time and
+        state are the hit's, its speed the speed of impact); otherwise it
+        bounces back, ``theta' <- -restitution theta'``.
 
     Notes
     -----
@@ -120,8 +151,16 @@ def pendulum(g=9.8, L=1.0, B=0.0, theta0=2.0, omega0=0.0, t_end=10.0):
     ``theta = 2 am(k w t + u0, 1/k)``, ``theta' = 2 k w dn(k w t + u0, 1/k)``.
     ``scipy.special`` takes the parameter ``m = k^2``.
 
+    With a ``wall`` the pendulum swings freely until it hits it, so
+    ``exact`` holds for a stop (it ends the run) and is ``None`` for a
+    bounce.  From rest at ``theta0 > 0`` the bob hits a wall within its
+    swing, ``|wall| < theta0``, after ``(K(k) - F(asin(sin(wall/2) / k), k))
+    / w`` (``F`` the incomplete elliptic integral of the first kind): the
+    time the exact solution takes from ``theta0`` to the wall.
+
     Invariant: ``energy`` per unit mass ``= L^2 theta'^2 / 2 + g L (1 -
-    cos theta)``, conserved when ``B = 0`` and decaying when ``B > 0``.
+    cos theta)``, conserved when ``B = 0`` and decaying when ``B > 0`` (and
+    at each bounce from a wall).
 
     Reference: Hairer, Lubich & Wanner, *Geometric Numerical Integration*
     (2006), I.1 (the pendulum as a test problem); Lawden, *Elliptic Functions
@@ -130,14 +169,25 @@ def pendulum(g=9.8, L=1.0, B=0.0, theta0=2.0, omega0=0.0, t_end=10.0):
     g, L, B = _positive("g", g), _positive("L", L), _nonnegative("B", B)
     theta0, omega0 = _number("theta0", theta0), _number("omega0", omega0)
     t_end = _span_end(t_end, None)
+    restitution = _number("restitution", restitution, "a number with 0 <= restitution <= 1",
+                          lambda v: 0 <= v <= 1)
     exact = _pendulum_exact(math.sqrt(g / L), theta0, omega0) if B == 0 else None
 
     def energy(t, theta, omega):       # for one state or a whole trajectory
         return 0.5 * L * L * omega * omega + g * L * (1 - np.cos(theta))
 
+    accel, args, events = _pendulum_accel, (g, L, B), None
+    if wall is not None:
+        wall = _number("wall", wall, "a finite angle in rad, or None for no wall")
+        if math.remainder(theta0 - wall, 2 * math.pi) == 0:
+            raise ValueError(f"theta0={theta0!r} is at the wall (wall={wall!r}, or a full turn from it); "
+                             "accepted: a pendulum that starts off the wall")
+        accel, args = _pendulum_wall_accel, (g, L, B, wall, restitution)
+        events = WALL_STOP if restitution == 0 else WALL_BOUNCE
+        exact = exact if restitution == 0 else None
     return SecondOrderProblem(
-        _pendulum_accel, (0.0, t_end), theta0, omega0, args=(g, L, B), velocity_dependent=B != 0,
-        exact=exact, name="pendulum", invariants={"energy": energy}, autonomous=True)
+        accel, (0.0, t_end), theta0, omega0, args=args, velocity_dependent=B != 0,
+        exact=exact, name="pendulum", invariants={"energy": energy}, autonomous=True, events=events)
 
 
 def _lorenz_rhs(t, y, sigma, rho, beta):

@@ -2,7 +2,8 @@
 
 * :func:`kepler` -- a satellite on an ellipse, exact through Kepler's
   equation (:func:`kepler_anomaly`), with the Runge--Lenz vector
-  (:func:`runge_lenz`) among its invariants;
+  (:func:`runge_lenz`) among its invariants, and its pericentre passages as
+  an event (:func:`pericentre_event`);
 * :func:`arenstorf` -- the periodic orbit of the restricted three-body
   problem (period ``ARENSTORF_PERIOD``), the classic test of step-size
   control;
@@ -19,10 +20,12 @@ Nørsett & Wanner, *Solving ODEs I* (1993), II.0 (Arenstorf's orbit); Hénon &
 Heiles, Astron. J. 69 (1964).
 """
 
+import functools
 import math
 
 import numpy as np
 
+from ..events import Event
 from ..problem import SecondOrderProblem
 from ._checks import _number, _positive, _span_end
 
@@ -60,6 +63,39 @@ def runge_lenz(x, v, mu=1.0):
     return np.array([v[1] * L - mu * x[0] / r, -v[0] * L - mu * x[1] / r])
 
 
+def _radial_motion(t, x, v, mu):
+    return x[0] * v[0] + x[1] * v[1]
+
+
+def pericentre_event(terminal=False):
+    """An :class:`~odekit.Event` at each pericentre passage of :func:`kepler`'s satellite.
+
+    ``g = x . v = r r'`` crosses zero from negative (falling in) to positive
+    (climbing out) at the pericentre, and the other way at the apocentre,
+    which ``direction=1`` leaves out.  The time between two passages is the
+    orbit's period, ``2 pi a^(3/2) / sqrt(mu)``, located to rounding rather
+    than to the output's steps.  A run that starts at the pericentre, as
+    :func:`kepler`'s does, counts its first passage one period on.
+
+    Parameters
+    ----------
+    terminal : bool or int
+        As for :class:`~odekit.Event`: ``N`` stops the run at the ``N``-th
+        passage, after ``N`` whole orbits.
+
+    Notes
+    -----
+    For an orbit that is not a circle: on a circle ``x . v`` is zero all
+    along, and its round-off crosses zero at random.
+    """
+    return _pericentre(terminal)
+
+
+@functools.cache            # one Event per kind, so that it is compiled once per process, like the force
+def _pericentre(terminal):
+    return Event(_radial_motion, direction=1, terminal=terminal, name="pericentre")
+
+
 def kepler(e=0.5, orbits=1.0, t_end=None, mu=1.0):
     """A satellite on an ellipse of eccentricity ``e`` and semi-major axis 1.
 
@@ -89,6 +125,8 @@ def kepler(e=0.5, orbits=1.0, t_end=None, mu=1.0):
     ``A = v x L - mu x/|x|`` (= 0: the pericentre lies on the positive
     x-axis; undefined, pure round-off, for a circle ``e = 0``).  A method
     whose orbit precesses keeps the eccentricity but not the angle.
+    :func:`pericentre_event` marks the passages at the pericentre, one
+    period apart.
 
     Reference: Hairer, Lubich & Wanner, *Geometric Numerical Integration*
     (2006), I.2 (the problem and its exact solution); for the Runge--Lenz
