@@ -402,3 +402,31 @@ def test_an_event_that_meets_a_full_log_fires_after_the_log_grows(backend):
     assert sol.backend == backend
     np.testing.assert_allclose([r.t for r in sol.events], np.arange(1.0, 151.0), rtol=1e-12)
     assert sol.y[-1][0] == pytest.approx(0.5, abs=1e-12)
+
+
+def test_a_step_far_past_a_bounce_does_not_set_the_next_one():
+    """The ball's parabola has no error estimate to speak of: steps that run far past a bounce must
+    not grow without bound (an Integrator's steps reached 1e17 and located bounces to 16 s)."""
+    prob, event = ball(0.999, t_end=100.0)
+    it = odekit.Integrator(prob, "dp54", rtol=1e-10, atol=1e-12, events=event, backend="python")
+    while it.t < 60.0:
+        it.step()
+    times = [r.t for r in it.event_log]
+    np.testing.assert_allclose(times, bounce_times(0.999, len(times)), rtol=1e-10)
+    assert len(times) == np.sum(bounce_times(0.999, 40) <= it.t * (1 + 1e-12))      # none missed
+
+
+def test_plain_event_functions_are_wrapped_once():
+    def hit(t, y):
+        return y[0]
+    hit.terminal = True
+    from odekit.events import as_events
+    assert as_events(hit)[0] is as_events([hit])[0]
+    hit.direction = -1
+    assert as_events(hit)[0] is not as_events(lambda t, y: y[0])[0] and as_events(hit)[0].direction == -1
+
+
+def test_the_error_of_a_run_with_jumps_compares_each_side_with_its_own_branch():
+    prob = odekit.problems.bouncing_ball()
+    sol = odekit.solve(prob, "dp54", rtol=1e-12, atol=1e-12, backend="python")
+    assert len(sol.events) >= 5 and sol.error() < 1e-8

@@ -11,6 +11,7 @@ one vector, and ``affect`` of event ``k``.
 
 from collections import namedtuple
 import math
+import weakref
 
 import numpy as np
 
@@ -107,12 +108,29 @@ def as_events(events, name="events"):
         if isinstance(e, Event):
             out.append(e)
         elif callable(e):
-            terminal = getattr(e, "terminal", False)
-            out.append(Event(e, direction=_scipy_direction(getattr(e, "direction", 0)),
-                             terminal=terminal if terminal else False))
+            out.append(_wrapped(e))
         else:
             raise checks.fail(f"{name}[{i}]", "an Event or a function g(t, y, *args)", e)
     return tuple(out)
+
+
+_WRAPPED = weakref.WeakKeyDictionary()     # function -> {(terminal, direction): Event}
+
+
+def _wrapped(fn):
+    """A plain event function as an :class:`Event`, the same one each time it comes with the same
+    attributes: the compiled event code is kept per Event, and a loop of solve_ivp calls would
+    otherwise compile it again every time."""
+    terminal = getattr(fn, "terminal", False)
+    direction = _scipy_direction(getattr(fn, "direction", 0))
+    key = (terminal if terminal else False, direction)
+    try:
+        made = _WRAPPED.setdefault(fn, {})
+    except TypeError:                  # not weakly referenceable: a new Event each time
+        made = {}
+    if key not in made:
+        made[key] = Event(fn, direction=direction, terminal=key[0])
+    return made[key]
 
 
 def _scipy_direction(value):

@@ -662,7 +662,7 @@ class Integrator:
             message = f"{message.rstrip('.')}. {note}"
         sol = Solution(self.problem, self.method, t_out, self.problem.unflatten(y_out),
                        Stats.from_state(self._ist), status, message, k.backend, k.reason, dense, exc,
-                       self.event_log, self._events)
+                       self.last_events, self._events)       # the whole run's, as it ran in one call
         if status == L.INTERRUPTED:
             raise Interrupted(f"{message}; the solution so far is this exception's .solution", solution=sol)
         return sol

@@ -16,7 +16,7 @@ from .control import accepted, initial_step, rejected
 from .dense import interpolate
 from .events import Y_AFTER, Y_BEFORE, prime, same_row, search
 from .layout import (
-    BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_HMAX, C_HMIN, C_KIND, C_ORDER,
+    BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_FMAX, C_HMAX, C_HMIN, C_KIND, C_ORDER,
     CARRY_H, DOUBLING, ERR, EV_READY, F, FHALF, FIXED, FNEW, H, HAVE_F, JAC_NONFINITE, JAC_REUSE, KSTEP,
     LAST_FAIL, LU_HG,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
@@ -266,8 +266,11 @@ def make_drive(step, deriv, restart, scale_by_new=False):
                     # back onto the grid t0 + k h: the next step ends where this one would have
                     if direction * (fs[T0] + (ist[KSTEP] + 1) * fs[H] - t_stop) <= 1e-9 * abs(fs[H]):
                         ist[KSTEP] += 1
-                elif not clipped:
-                    fs[H] = h * factor
+                elif t_stop != t:
+                    # the controller's next step, grown at most as it may grow the part of the step
+                    # taken: a step that ran far past the event (a ball's parabola, whose error
+                    # estimate is nil) must not set the size of the next one
+                    fs[H] = direction * min(abs(h * factor), abs(t_stop - t) * ctrl[C_FMAX])
                 if dense and (jump or stop == BUFFER_FULL):   # a break: no interpolant spans the cut
                     code = deriv(rhs, args, t_stop, W, Y, F, ist, fs)
                     if code != SUCCESS:

@@ -64,6 +64,12 @@ ROOT_ITERATIONS = 200        # never reached by the Illinois method on a continu
 
 
 @jitable
+def ulps(count, t, h, theta):
+    """``count`` ulps of the time ``t + theta h``, as a fraction of the step ``h``."""
+    return count * np.finfo(np.float64).eps * max(abs(t + theta * h), 1e-300) / abs(h)
+
+
+@jitable
 def crosses(a, b, direction):
     """Whether ``g`` goes from ``a`` to ``b`` through zero in ``direction`` (0: either).
 
@@ -94,15 +100,15 @@ def evaluate_g(g, args, P, t, h, theta, W, ev, row, fs):
 
 
 @jitable(inline=False, cold=True)
-def leave_zeros(g, args, P, t, h, W, ev, a, b, probe, fs):
+def leave_zeros(g, args, P, t, h, W, ev, a, b, fs):
     """Components of ``g`` that are zero at ``a``, where a search starts, take the sign they leave with.
 
     A zero there never fires (the module docstring says why), but the side
     it leaves to decides what follows: a ball that bounced from the floor
     exactly (``g = 0``) rises, and must be seen to land again even when a
     long step holds its whole flight before the first sample.  So ``g`` is
-    looked at a few ulps of ``t`` on, ``probe`` in ``theta``, and a
-    component still zero there stays zero.
+    looked at ``PROBE_ULPS`` ulps of ``t`` on, and a component still zero
+    there stays zero.
     """
     G = ev.G
     zeros = False
@@ -110,7 +116,7 @@ def leave_zeros(g, args, P, t, h, W, ev, a, b, probe, fs):
         zeros = zeros or G[G_LEFT, c] == 0.0
     if not zeros:
         return SUCCESS
-    code = evaluate_g(g, args, P, t, h, min(a + probe, 0.5 * (a + b)), W, ev, G_TRY, fs)
+    code = evaluate_g(g, args, P, t, h, min(a + ulps(PROBE_ULPS, t, h, a), 0.5 * (a + b)), W, ev, G_TRY, fs)
     if code != SUCCESS:
         return code
     for c in range(G.shape[1]):
@@ -120,19 +126,20 @@ def leave_zeros(g, args, P, t, h, W, ev, a, b, probe, fs):
 
 
 @jitable(inline=False, cold=True)
-def locate(g, args, P, t, h, W, ev, c, a, b, ga, gb, tol, fs):
+def locate(g, args, P, t, h, W, ev, c, a, b, ga, gb, fs):
     """The root of component ``c`` in ``[a, b]`` (in ``theta``), where ``ga`` and ``gb`` bracket it.
 
     Illinois: regula falsi, halving the value kept at an end that stayed
-    twice.  Returns ``(code, left, right)``: the bracket, ``tol`` wide or
-    less, ``left`` on the side of ``a`` (not yet crossed; ``g`` is zero there
-    only when the root was hit exactly).
+    twice.  Returns ``(code, left, right)``: the bracket, ``ROOT_ULPS`` ulps
+    of its own time wide or less (not of the step's end: a step may be far
+    longer than the time of the root), ``left`` on the side of ``a`` (not yet
+    crossed; ``g`` is zero there only when the root was hit exactly).
     """
     side = 0
     for _ in range(ROOT_ITERATIONS):
         if gb == 0.0:
             return SUCCESS, b, b
-        if b - a <= tol:
+        if b - a <= ulps(ROOT_ULPS, t, h, b):
             break
         x = b - gb * (b - a) / (gb - ga)
         if not (a < x < b):           # rounding at a bracket of a few ulps: bisect
@@ -171,14 +178,12 @@ def search(g, affect, args, P, t, h, W, ev, ist, fs):
     spec, G = ev.spec, ev.G
     m = spec.shape[0]
     samples = ev.conf[CONF_SAMPLES]
-    eps = np.finfo(np.float64).eps
-    scale = eps * max(abs(t), abs(t + h), 1e-300) / abs(h)     # one ulp of t, in theta
     a = 0.0
     for i in range(1, samples + 2):
         b = 1.0 if i == samples + 1 else i / (samples + 1.0)
         code = evaluate_g(g, args, P, t, h, b, W, ev, G_RIGHT, fs)
         if code == SUCCESS and i == 1:
-            code = leave_zeros(g, args, P, t, h, W, ev, a, b, PROBE_ULPS * scale, fs)
+            code = leave_zeros(g, args, P, t, h, W, ev, a, b, fs)
         if code != SUCCESS:
             return code, SUCCESS, False, 1.0
         while True:
@@ -187,22 +192,22 @@ def search(g, affect, args, P, t, h, W, ev, ist, fs):
             for c in range(m):
                 ev.roots[c, 0] = np.nan
                 if crosses(G[G_LEFT, c], G[G_RIGHT, c], spec[c, SPEC_DIRECTION]):
-                    code, left, right = locate(g, args, P, t, h, W, ev, c, a, b, G[G_LEFT, c], G[G_RIGHT, c],
-                                               ROOT_ULPS * scale, fs)
+                    code, left, right = locate(g, args, P, t, h, W, ev, c, a, b, G[G_LEFT, c], G[G_RIGHT, c], fs)
                     if code != SUCCESS:
                         return code, SUCCESS, False, 1.0
                     ev.roots[c, 0], ev.roots[c, 1] = left, right
                     first = min(first, left)
             if first > 1.0:
                 break
-            code, stop, cut, resume = fire(affect, args, P, t, h, W, ev, first, GROUP_ULPS * scale, ist, fs)
+            code, stop, cut, resume = fire(affect, args, P, t, h, W, ev, first, ulps(GROUP_ULPS, t, h, first),
+                                           ist, fs)
             if code != SUCCESS or stop != SUCCESS or cut:
                 return code, stop, cut, first
             # no state changed: go on along the step from just past the roots that fired
             a = resume
             code = evaluate_g(g, args, P, t, h, a, W, ev, G_LEFT, fs)
             if code == SUCCESS:
-                code = leave_zeros(g, args, P, t, h, W, ev, a, b, PROBE_ULPS * scale, fs)
+                code = leave_zeros(g, args, P, t, h, W, ev, a, b, fs)
             if code != SUCCESS:
                 return code, SUCCESS, False, 1.0
         a = b
