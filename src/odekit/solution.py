@@ -224,10 +224,10 @@ class Solution:
         if exact is None:
             raise ValueError(f"problem {self.problem.name!r} has no exact solution")
         worst = 0.0
-        # at an event's jump the trajectory holds the state before it too, where exact(t) is
-        # the state after: those rows are compared at the left side, a limit exact cannot give
-        jumps = np.append(np.diff(self.t) == 0, False)
-        for ti, yi in zip(self.t[~jumps], self.y[~jumps]):
+        # at an event's jump the trajectory holds the state before and after at one time, the
+        # left side of the root, where exact(t) gives the state before: the row after is skipped
+        after = np.insert(np.diff(self.t) == 0, 0, False)
+        for ti, yi in zip(self.t[~after], self.y[~after]):
             ref = np.asarray(exact(ti))
             worst = max(worst, float(np.max(np.abs(yi - ref.reshape(yi.shape)))))
         return worst
