@@ -37,6 +37,8 @@ from .layout import (
 )
 from .primitives import all_finite, copy_row
 
+EPS = float(np.finfo(np.float64).eps)     # constants to Numba, where np.finfo is a call per use
+TINY = float(np.finfo(np.float64).tiny)
 # spec[c]: the event of component c, its index within that event, its direction
 SPEC_EVENT, SPEC_COMPONENT, SPEC_DIRECTION = 0, 1, 2
 # kinds[k]: how many occurrences stop the run (0: none), 1 when it has an affect
@@ -66,7 +68,7 @@ ROOT_ITERATIONS = 200        # never reached by the Illinois method on a continu
 @jitable
 def ulps(count, t, h, theta):
     """``count`` ulps of the time ``t + theta h``, as a fraction of the step ``h``."""
-    return count * np.finfo(np.float64).eps * max(abs(t + theta * h), 1e-300) / abs(h)
+    return count * EPS * max(abs(t + theta * h), 1e-300) / abs(h)
 
 
 @jitable
@@ -130,18 +132,25 @@ def locate(g, args, P, t, h, W, ev, c, a, b, ga, gb, fs):
     """The root of component ``c`` in ``[a, b]`` (in ``theta``), where ``ga`` and ``gb`` bracket it.
 
     Illinois: regula falsi, halving the value kept at an end that stayed
-    twice.  Returns ``(code, left, right)``: the bracket, ``ROOT_ULPS`` ulps
+    twice -- and a bisection whenever three steps did not halve the bracket:
+    on a ``g`` that rises and falls inside it (a ball's flight, from a zero
+    at the bounce), the halvings alone took some fifty steps.  Returns ``(code, left, right)``: the bracket, ``ROOT_ULPS`` ulps
     of its own time wide or less (not of the step's end: a step may be far
     longer than the time of the root), ``left`` on the side of ``a`` (not yet
     crossed; ``g`` is zero there only when the root was hit exactly).
     """
     side = 0
-    for _ in range(ROOT_ITERATIONS):
+    width = b - a                     # the bracket's width three steps ago
+    for i in range(ROOT_ITERATIONS):
         if gb == 0.0:
             return SUCCESS, b, b
         if b - a <= ulps(ROOT_ULPS, t, h, b):
             break
         x = b - gb * (b - a) / (gb - ga)
+        if i % 3 == 2:
+            if b - a > 0.5 * width:
+                x = 0.5 * (a + b)
+            width = b - a
         if not (a < x < b):           # rounding at a bracket of a few ulps: bisect
             x = 0.5 * (a + b)
         code = evaluate_g(g, args, P, t, h, x, W, ev, G_TRY, fs)
@@ -279,7 +288,7 @@ def fire(affect, args, P, t, h, W, ev, first, within, ist, fs):
             if in_group(ev, c, first, within):
                 ev.fired[c] = FIRED
     else:
-        if stop == SUCCESS and abs(te - fs[T_EVENT]) <= ZENO_ULPS * np.finfo(np.float64).eps * max(abs(te), 1e-300):
+        if stop == SUCCESS and abs(te - fs[T_EVENT]) <= ZENO_ULPS * EPS * max(abs(te), 1e-300):
             stop = EVENTS_ACCUMULATE
         fs[T_EVENT] = te
     return SUCCESS, stop, True, first
@@ -329,7 +338,7 @@ def start_search(g, args, t, W, ev, ist, fs):
         if ev.fired[c] == FIRED:
             ev.G[G_LEFT, c] = 0.0
         elif ev.fired[c] != 0 and ev.G[G_LEFT, c] * ev.fired[c] <= 0.0:
-            ev.G[G_LEFT, c] = np.finfo(np.float64).tiny * (ev.fired[c] / PENDING)
+            ev.G[G_LEFT, c] = TINY * (ev.fired[c] / PENDING)
         ev.fired[c] = 0
     ist[EV_READY] = 1
     return SUCCESS
