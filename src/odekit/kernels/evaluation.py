@@ -113,12 +113,7 @@ def store_values(G, row, start, m, value):
     """An event's ``g`` (a number or ``m`` of them) into ``G[row, start:start + m]``; False if it does not fit."""
     if value is None:
         return False
-    r = np.asarray(value)
-    if r.size != m:
-        return False
-    for j in range(m):
-        G[row, start + j] = r.flat[j]
-    return True
+    return store_part(G, row, start, m, value)
 
 
 @jitable(inline=False, cold=True)
