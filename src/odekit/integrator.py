@@ -21,6 +21,7 @@ from .clock import FrameClock
 from .events import SAMPLES, records
 from .controllers import FixedStep
 from .kernels import layout as L
+from .kernels.driver import forget
 from .kernels.interface import MethodData, RunState
 from .recording import NoRecording, Recorder, StepRecorder
 from .registry import method as lookup_method
@@ -288,11 +289,7 @@ class Integrator:
 
     def _invalidate(self):
         """The state changed from outside: remembered derivatives (and Jacobians) no longer hold."""
-        self._ist[L.HAVE_F] = 0
-        self._ist[L.JAC_REUSE] = 0
-        self._fs[L.CARRY_H] = 0.0
-        self._fs[L.LU_HG] = 0.0
-        self._ist[L.EV_READY] = 0          # the events' g at the state, where the next search starts
+        forget(self._fs, self._ist, True)
         self.method.family.restart(self._fs, self._ist)   # e.g. BDF restarts its history at order 1
         self._writes += 1                  # and interpolate no longer blends across it
 

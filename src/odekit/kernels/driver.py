@@ -29,6 +29,23 @@ SHRINK_ON_FAILURE = 0.25     # step factor after a non-finite value or a Newton 
 
 
 @jitable
+def forget(fs, ist, jumped):
+    """Drop what holds only where the run was: f there, the events' g, what a step carries to the next.
+
+    After an event cut a step short, and (from Python) after the state was
+    written from outside.  ``jumped``: the state itself changed, so the
+    Jacobian and its factors no longer hold either.  A family's own memory
+    is its ``restart``'s to drop.
+    """
+    ist[HAVE_F] = 0
+    ist[EV_READY] = 0
+    fs[CARRY_H] = 0.0
+    if jumped:
+        ist[JAC_REUSE] = 0
+        fs[LU_HG] = 0.0
+
+
+@jitable
 def keeps_nothing(fs, ist):
     """The ``restart`` of a family without private memory beyond the shared slots."""
 
@@ -253,12 +270,7 @@ def make_drive(step, deriv, restart, scale_by_new=False):
                 # the step ends at the event: what the stepper carries from its end no longer holds
                 copy_row(W, Y, ev.Y, Y_AFTER)
                 fs[T] = t_stop
-                ist[HAVE_F] = 0
-                ist[EV_READY] = 0
-                fs[CARRY_H] = 0.0
-                if jump:
-                    ist[JAC_REUSE] = 0
-                    fs[LU_HG] = 0.0
+                forget(fs, ist, jump)
                 restart(fs, ist)
                 ist[NACCEPT] += 1
                 taken += 1
