@@ -89,10 +89,11 @@ def crosses(a, b, direction):
 def evaluate_g(g, args, P, t, h, theta, W, ev, row, fs):
     """``g`` at ``t + theta h`` on the step's interpolant (or at its end) into ``ev.G[row]``; a status code."""
     G, Ys = ev.G, ev.Y
-    tt = t + h if theta == 1.0 else t + theta * h
     if theta == 1.0:
+        tt = t + h
         ok = g(tt, W, YNEW, G, row, args)
     else:
+        tt = t + theta * h
         interpolate(P, theta, h, W, Y, YNEW, F, FNEW, STAGE, Ys, Y_TRY)
         ok = g(tt, Ys, Y_TRY, G, row, args)
     if ok and all_finite(G, row):
@@ -134,9 +135,11 @@ def locate(g, args, P, t, h, W, ev, c, a, b, ga, gb, fs):
     Illinois: regula falsi, halving the value kept at an end that stayed
     twice -- and a bisection whenever three steps did not halve the bracket:
     on a ``g`` that rises and falls inside it (a ball's flight, from a zero
-    at the bounce), the halvings alone took some fifty steps.  Returns ``(code, left, right)``: the bracket, ``ROOT_ULPS`` ulps
-    of its own time wide or less (not of the step's end: a step may be far
-    longer than the time of the root), ``left`` on the side of ``a`` (not yet
+    at the bounce), the halvings alone took some fifty steps.
+
+    Returns ``(code, left, right)``: the bracket, ``ROOT_ULPS`` ulps of its
+    own time wide or less (not of the step's end: a step may be far longer
+    than the time of the root), ``left`` on the side of ``a`` (not yet
     crossed; ``g`` is zero there only when the root was hit exactly).
     """
     side = 0
