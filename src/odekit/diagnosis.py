@@ -195,7 +195,7 @@ def _call_again(run, fn, t, raw=False):
     ``raw``: the value itself, or ``_FAILED``.
     """
     try:
-        value = _call(run.problem, fn, t, run._y)
+        value = run.problem.call(fn, t, run._y)
     except Exception:
         return _FAILED if raw else None
     return value if raw else _returned(value, run.problem)
@@ -229,7 +229,7 @@ def _raiser(run, exc, what):
 def first_evaluation_error(problem, code, t0):
     name = "accel" if problem.second_order else "fun"
     if code == L.BAD_SHAPE:
-        value = _call(problem, problem.accel if problem.second_order else problem.fun, t0, problem.initial_state())
+        value = problem.call(problem.accel if problem.second_order else problem.fun, t0, problem.initial_state())
         _, phrase, advice = _returned(value, problem) or (
             None, "the wrong number of values", f"expected the shape of the state, {problem.shape}")
         return f"{name} returned {phrase} at t0={t0}; {advice}"
@@ -237,14 +237,6 @@ def first_evaluation_error(problem, code, t0):
 
 
 _FAILED = object()
-
-
-def _call(problem, fn, t, u):
-    """``fn`` -- the problem's function or jac -- at ``t`` and the flat state ``u``, as the kernels call it."""
-    if problem.second_order:
-        x, v = problem.unflatten(u[None])[0]
-        return fn(t, x, v, *problem.args)
-    return fn(t, u.reshape(problem.shape), *problem.args)
 
 
 def _returned(value, problem):
@@ -291,7 +283,7 @@ def _is_complex(value):
 
 def _jac_value(problem, t, u):
     """The problem's Jacobian at ``t`` and the flat state ``u``: called, or the constant itself."""
-    return _call(problem, problem.jac, t, u) if callable(problem.jac) else problem.jac
+    return problem.call(problem.jac, t, u) if callable(problem.jac) else problem.jac
 
 
 def _jac_shape_error(problem, value, where):

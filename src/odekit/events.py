@@ -155,7 +155,7 @@ def sizes(events, problem, t0, y0):
     out = []
     for k, e in enumerate(events):
         try:
-            value = _call(e.g, problem, t0, y0)
+            value = problem.call(e.g, t0, y0)
         except Exception as exc:
             exc.add_note(f"odekit: raised by g of event {k} ({e.name!r}) at t0={t0}")
             raise
@@ -171,13 +171,6 @@ def sizes(events, problem, t0, y0):
             raise ValueError(f"{what} returned non-finite values {checks.shown(value)} at t0={t0}")
         out.append(array.size)
     return out
-
-
-def _call(fn, problem, t, u, *extra):
-    if problem.second_order:
-        x, v = problem.unflatten(u[None])[0]
-        return fn(t, x, v, *extra, *problem.args)
-    return fn(t, u.reshape(problem.shape), *extra, *problem.args)
 
 
 def adapters(events, sizes, second_order, shape, compile_function):

@@ -194,6 +194,10 @@ class ODEProblem:
     def evaluate_invariant(self, g, t, y):
         return g(t, y)
 
+    def call(self, fn, t, u):
+        """``fn`` -- ``fun``, ``jac`` or an event's ``g`` -- at ``t`` and the flat state ``u``, with the args."""
+        return fn(t, u.reshape(self.shape), *self.args)
+
     def with_span(self, t_span):
         """The same problem over another span (its functions, and their compiled code, shared)."""
         return _with_span(self, t_span)
@@ -324,6 +328,11 @@ class SecondOrderProblem:
 
     def evaluate_invariant(self, g, t, u):
         return g(t, u[0], u[1])
+
+    def call(self, fn, t, u):
+        """``fn`` -- ``accel``, ``jac`` or an event's ``g`` -- at ``t`` and the flat ``[x, v]``, with the args."""
+        x, v = self.unflatten(u[None])[0]
+        return fn(t, x, v, *self.args)
 
     def with_span(self, t_span):
         """The same problem over another span (its functions, and their compiled code, shared)."""
