@@ -381,13 +381,8 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, backend, sig
     called as Python.
     """
     compiled = backend == "numba"
-    if compiled:
-        from .kernels.jit import compile_function
-        rhs_sig, jac_sig = signatures
-    else:
-        def compile_function(fn, signature=None):
-            return fn
-        rhs_sig = jac_sig = None
+    compile_function = _compiler(compiled)
+    rhs_sig, jac_sig = signatures if compiled else (None, None)
     with _compiling(_described(user, "accel" if second_order else "fun"), compiled):
         if second_order:
             force = _force_adapter(compile_function(user), shape, inplace)
@@ -410,21 +405,26 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, backend, sig
 def _event_adapters(events, sizes, second_order, shape, backend, signatures):
     """The ``(g, affect)`` of ``events`` in the kernel convention, compiled for ``signatures`` on Numba."""
     compiled = backend == "numba"
+    compile_function = _compiler(compiled)
+    with _compiling(_event_names(events), compiled):
+        g, affect = (_events.adapters(events, sizes, second_order, shape, compile_function) if events
+                     else (_events.no_g, _events.no_affect))
+        if not compiled:
+            return g, affect
+        g_sig, affect_sig = signatures
+        return compile_function(g, g_sig), compile_function(affect, affect_sig)
+
+
+def _compiler(compiled):
+    """How the adapters prepare a function: Numba's (see :func:`odekit.kernels.jit.compile_function`) or as it is."""
     if compiled:
         from .kernels.jit import compile_function
-    else:
-        def compile_function(fn, signature=None):
-            return fn
-    if not events:
-        g, affect = _events.no_g, _events.no_affect
-    else:
-        with _compiling(_event_names(events), compiled):
-            g, affect = _events.adapters(events, sizes, second_order, shape, compile_function)
-    if not compiled:
-        return g, affect
-    g_sig, affect_sig = signatures
-    with _compiling(_event_names(events), compiled):
-        return compile_function(g, g_sig), compile_function(affect, affect_sig)
+        return compile_function
+    return _as_python
+
+
+def _as_python(fn, signature=None):
+    return fn
 
 
 def _event_names(events):
