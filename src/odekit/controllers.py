@@ -18,6 +18,10 @@ The formulas the loop runs are the kernel hooks of
 * :class:`StepDoubling` -- for any method: one step of ``h`` against two of
   ``h/2``; their difference divided by ``2^p - 1`` estimates the error of the
   two half steps (Richardson), and the step adapts by ``(1/err)^(1/(p+1))``.
+
+Where an implicit method's Newton iteration stops is a control parameter too,
+chosen by its family (``Family.newton_tolerance``, one of the functions at the
+end of this module).
 """
 
 from dataclasses import dataclass
@@ -31,6 +35,8 @@ from .kernels.layout import (
     C_BETA1, C_BETA2, C_EXPONENT, C_FMAX, C_FMIN, C_HAS_JAC, C_HMAX, C_HMIN, C_HOLD,
     C_KIND, C_NEWTON, C_ORDER, C_PREDICTIVE, C_SAFETY, C_SIZE, DOUBLING, EMBEDDED, FIXED, SELF,
 )
+
+EPS = np.finfo(float).eps
 
 
 @dataclass(frozen=True)
@@ -201,3 +207,15 @@ def _params(kind, method, k, safety, fmin, fmax, beta1, beta2, hmin, hmax):
     # a small growth is not worth a new LU: the family says how small (see families)
     ctrl[C_HOLD] = method.family.hold
     return ctrl
+
+
+# --- where Newton's iteration stops --------------------------------------------------------
+# The kernels stop when the estimated distance to the solution of the stage
+# equations, in units of the error tolerance (the norm of the step's error
+# test), is below C_NEWTON; these give it from rtol (the smallest, when per
+# component).  A floor of a few eps / rtol keeps it above what rounding lets
+# the iteration reach.
+
+def tight_newton_tolerance(rtol):
+    """``max(1e-3, 20 eps / rtol)``: a thousandth of the error tolerance."""
+    return max(1e-3, 20 * EPS / rtol)

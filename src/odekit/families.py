@@ -27,6 +27,7 @@ into row ``ynew``, with ``m`` the family's method data (the coefficients'
 from dataclasses import dataclass
 from functools import cached_property
 
+from .controllers import tight_newton_tolerance
 from .kernels.bdf import WORK_ROWS as BDF_ROWS, bdf_restart, bdf_step, history_matrix
 from .kernels.driver import keeps_nothing, make_drive
 from .kernels.evaluation import first_order_derivative
@@ -87,6 +88,11 @@ class Family:
         :class:`~odekit.PIController` runs Gustafsson's predictive control
         for it by default (RADAU5's choice, where a rejected step or a new
         ``h`` costs new LU factors).
+    newton_tolerance : function
+        ``newton_tolerance(rtol) -> float`` (implicit families): Newton's
+        iteration stops when its estimated error is below this fraction of
+        the error tolerance, for the run's smallest ``rtol`` (the choices and
+        their references are in :mod:`odekit.controllers`).
     rows : int or None
         Rows of the work matrix; ``None``: the stages plus ``FAMILY_ROWS``.
     arrays : function
@@ -116,6 +122,7 @@ class Family:
     hold: float = 1.0
     scale_by_new: bool = False
     predictive: bool = False
+    newton_tolerance: object = tight_newton_tolerance
     rows: int | None = None
     arrays: object = _no_arrays
     restart: object = keeps_nothing
