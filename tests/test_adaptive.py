@@ -98,6 +98,29 @@ def test_h_max_bounds_every_step():
     assert sol.success
 
 
+def _clipped_at(name, h):
+    """The controller of ``name`` (a method, or ``"rk4 doubling"``) with first and largest step ``h``."""
+    if name.endswith(" doubling"):
+        return name.split()[0], odekit.StepDoubling(h0=h, h_max=h)
+    if odekit.method(name).family.self_controlled:
+        return name, odekit.MethodControl(h0=h, h_max=h)
+    return name, odekit.PIController(h0=h, h_max=h)
+
+
+@pytest.mark.parametrize("backend, name", [("python", m.name) for m in odekit.methods() if m.adaptive]
+                         + [("python", "rk4 doubling"), ("numba", "dp54"), ("numba", "radau5"), ("numba", "bdf")])
+def test_steps_that_reach_t_end_short_by_rounding_end_there(name, backend):
+    """Ten steps of h_max = 0.1 from 0 end at 0.9999999999999999: the run went on to a sliver of
+    1.1e-16 and stopped with STEP_UNDERFLOW, for every adaptive method (SciPy's solve_ivp with
+    first_step = max_step = 0.1 ends at 1).  Now the tenth step lands on t_end."""
+    prob = odekit.ODEProblem(lambda t, y: np.ones_like(y), (0.0, 1.0), [0.0])
+    method, controller = _clipped_at(name, 0.1)
+    sol = odekit.solve(prob, method, controller=controller, backend=backend)
+    assert sol.success, sol.message
+    assert sol.t[-1] == 1.0 and sol.stats.naccepted == 10
+    np.testing.assert_allclose(sol.y[-1], [1.0], rtol=1e-14)
+
+
 def test_h_min_stops_a_run_that_needs_smaller_steps():
     sol = odekit.solve(odekit.problems.kepler(e=0.9, orbits=1),
                        controller=odekit.PIController(h_min=0.05), backend="python")

@@ -27,6 +27,7 @@ into row ``ynew``, with ``m`` the family's method data (the coefficients'
 from dataclasses import dataclass
 from functools import cached_property
 
+from .controllers import loose_newton_tolerance, radau5_newton_tolerance, tight_newton_tolerance
 from .kernels.bdf import WORK_ROWS as BDF_ROWS, bdf_restart, bdf_step, history_matrix
 from .kernels.driver import keeps_nothing, make_drive
 from .kernels.evaluation import first_order_derivative
@@ -87,6 +88,11 @@ class Family:
         :class:`~odekit.PIController` runs Gustafsson's predictive control
         for it by default (RADAU5's choice, where a rejected step or a new
         ``h`` costs new LU factors).
+    newton_tolerance : function
+        ``newton_tolerance(rtol) -> float``: Newton's iteration stops when
+        its estimated error is below this fraction of the error tolerance,
+        at the run's smallest ``rtol`` (the choices and their references are
+        in :mod:`odekit.controllers`; unused by families that do not iterate).
     rows : int or None
         Rows of the work matrix; ``None``: the stages plus ``FAMILY_ROWS``.
     arrays : function
@@ -116,6 +122,7 @@ class Family:
     hold: float = 1.0
     scale_by_new: bool = False
     predictive: bool = False
+    newton_tolerance: object = tight_newton_tolerance
     rows: int | None = None
     arrays: object = _no_arrays
     restart: object = keeps_nothing
@@ -191,17 +198,19 @@ def _bdf_arrays(system, n):
 register_family(Family(
     "bdf", "variable-order backward differentiation (multistep, Newton)", BDFCoefficients, bdf_step,
     implicit=True, self_controlled=True, own_dense=True, scale_by_new=True, rows=BDF_ROWS, arrays=_bdf_arrays,
-    restart=bdf_restart,
+    restart=bdf_restart, newton_tolerance=loose_newton_tolerance,
     interpolant="the polynomial through its last steps, from its backward differences"))
 register_family(Family(
     "radau", "fully implicit collocation (Radau IIA, Newton on decoupled stages)", CollocationTableau,
-    radau_step, implicit=True, hold=1.2, predictive=True, rows=RADAU_ROWS, arrays=_radau_arrays))
+    radau_step, implicit=True, hold=1.2, predictive=True, newton_tolerance=radau5_newton_tolerance,
+    rows=RADAU_ROWS, arrays=_radau_arrays))
 register_family(Family(
     "explicit_rk", "explicit Runge-Kutta", ButcherTableau, explicit_rk_step,
     accepts=lambda c: c.explicit, own_dense=True))
 register_family(Family(
     "implicit_rk", "diagonally implicit Runge-Kutta (Newton)", ButcherTableau, implicit_rk_step,
-    accepts=lambda c: c.diagonally_implicit and not c.explicit, implicit=True, hold=1.2))
+    accepts=lambda c: c.diagonally_implicit and not c.explicit, implicit=True, hold=1.2,
+    newton_tolerance=tight_newton_tolerance))
 register_family(Family(
     "rosenbrock", "Rosenbrock (linearly implicit)", RosenbrockTableau, rosenbrock_step, implicit=True))
 register_family(Family(

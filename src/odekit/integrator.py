@@ -29,7 +29,6 @@ from .problem import ODEProblem, SecondOrderProblem
 from .solution import Solution, Stats, Status
 from .theory.stiffness import STARVING_STEPS, StiffnessWarning, fixed_step_warning, starving_note
 
-EPS = np.finfo(float).eps
 # A compiled loop cannot be interrupted, so the kernel runs in slices of steps and
 # Python, which raises KeyboardInterrupt between them, gets control every SLICE_SECONDS.
 # The first slice has to guess: about FIRST_SLICE_WORK numbers of work arrays
@@ -150,7 +149,7 @@ class Integrator:
         self._ctrl = self.controller.params(self.method)
         self._ctrl[L.C_HAS_JAC] = 0.0 if problem.jac is None else 1.0
         self._ctrl[L.C_AUTONOMOUS] = 1.0 if problem.autonomous else 0.0
-        self._ctrl[L.C_NEWTON] = max(1e-3, 20 * EPS / float(self._tol[0].min()))
+        self._ctrl[L.C_NEWTON] = runsetup.newton_tolerance(self.method, self._tol)
         self._P = self.method.dense_matrix
         self._method_data = MethodData(self.method.kernel_data(problem.second_order and problem.velocity_dependent),
                                        self._P, self._ctrl, self._tol)

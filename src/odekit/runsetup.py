@@ -76,6 +76,11 @@ def tolerances(rtol, atol, n):
     return tol
 
 
+def newton_tolerance(method, tol):
+    """Where the method's Newton iteration stops, as a fraction of the error tolerance ``tol`` (its family's choice)."""
+    return method.family.newton_tolerance(float(tol[0].min()))
+
+
 def work_arrays(method, y, problem, solver):
     """The family's work arrays: ``(W, J, LU, piv)``, and what the family needs besides.
 

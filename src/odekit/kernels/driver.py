@@ -84,6 +84,7 @@ def make_drive(step, deriv, restart, scale_by_new=False):
         t_end = fs[T_END]
         direction = 1.0 if t_end > fs[T] else -1.0
         eps = np.finfo(np.float64).eps
+        end_finite = np.isfinite(t_end)          # Integrator.step runs towards +-inf
         record_steps = ist[RECORD] == RECORD_STEPS
         record_teval = ist[RECORD] == RECORD_TEVAL
         dense = dense_t.shape[0] > 0
@@ -137,7 +138,10 @@ def make_drive(step, deriv, restart, scale_by_new=False):
                 if abs(h) > ctrl[C_HMAX]:
                     h = direction * ctrl[C_HMAX]
                 t_new = t + h
-                if direction * (t_new - t_end) >= 0.0:
+                # landing short of t_end by rounding (steps of h_max that sum to the span) would
+                # leave a sliver that fails the underflow test below: end there instead
+                short = direction * (t_end - t_new)
+                if short <= 0.0 or (end_finite and short <= 10.0 * eps * max(abs(t_new), abs(t_end))):
                     t_new = t_end
                     clipped = True
                 elif abs(h) < ctrl[C_HMIN]:
