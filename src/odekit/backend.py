@@ -193,7 +193,7 @@ def prepare(problem, family, backend, kernel_data, start, events=(), sizes=()):
     reasons = ([SPARSE_REASON] if sparse else []) + ([failure.reason] if failure else [])
     rhs, jac = _adapters(*_adapter_key(problem, family.second_order, family.implicit), "python", None, sparse)
     g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "python", None)
-    kernels = Kernels("python", "; ".join(reasons), family.drive, family.deriv, rhs, jac, g, affect)
+    kernels = Kernels("python", "; ".join(reasons), family.drive(events), family.deriv, rhs, jac, g, affect)
     code = start(kernels)
     if failure is not None and code == SUCCESS:
         if backend == "numba":
@@ -266,7 +266,7 @@ def _compiled(problem, family, kernel_data, sparse, events, sizes):
                                      sparse=True)
         g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "python", None)
         return Kernels("python", f"{SPARSE_REASON}; the problem's function is compiled",
-                       family.drive, family.deriv, rhs, jac, g, affect)
+                       family.drive(events), family.deriv, rhs, jac, g, affect)
     fingerprint = _fingerprint(problem.args)
     adapters = _adapter_key(problem, family.second_order, family.implicit)
     key = None if fingerprint is None else (adapters, family, fingerprint, dtype, events, sizes)
@@ -307,7 +307,7 @@ def _compile(problem, family, kernel_data, dtype, events, sizes):
                                 jit.event_signatures(args_type, dtype))
     try:
         drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, problem.args, g, affect),
-                                         kernel_data)
+                                         kernel_data, bool(events))
     except Exception as exc:
         raise NotCompiled(f"Numba could not compile odekit's {family.name} loop for args of type {args_type}",
                           exc) from exc
@@ -334,19 +334,19 @@ def compiled_adapters(problem, key, dtype, sparse=False):
 _KERNELS = {}
 
 
-def _compiled_kernels(family, args_type, dtype, fns, kernel_data):
-    """The driver and derivative for one family, argument types and dtype.
+def _compiled_kernels(family, args_type, dtype, fns, kernel_data, events):
+    """The driver and derivative for one family, argument types and dtype, with or without ``events``.
 
     The method data and work arrays of a family always have the same types
     for a given dtype, so they need typing only the first time.
     """
     from .kernels import jit
 
-    key = (family, args_type, dtype)
+    key = (family, args_type, dtype, events)
     if key not in _KERNELS:
         data, scratch = kernel_data
         deriv_sig, drive_sig = jit.kernel_signatures(fns, data, scratch, dtype)
-        _KERNELS[key] = (jit.kernel(family.drive, drive_sig, family.builtin),
+        _KERNELS[key] = (jit.kernel(family.drive(events), drive_sig, family.builtin),
                          jit.kernel(family.deriv, deriv_sig, family.builtin))
     return _KERNELS[key]
 

@@ -150,10 +150,15 @@ class Family:
     def work_rows(self, stages):
         return STAGE + stages + FAMILY_ROWS if self.rows is None else self.rows
 
+    def drive(self, events):
+        """The family's integration loop (its stepper inlined) for runs with ``events`` or without."""
+        return self._drives[bool(events)]
+
     @cached_property
-    def drive(self):
-        """The family's integration loop (its stepper inlined), made once."""
-        return make_drive(self.step, self.deriv, self.restart, self.scale_by_new)
+    def _drives(self):
+        # two loops, each made once: one without the event search compiles faster
+        return tuple(make_drive(self.step, self.deriv, self.restart, self.scale_by_new, events)
+                     for events in (False, True))
 
     @property
     def builtin(self):
