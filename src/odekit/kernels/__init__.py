@@ -8,14 +8,13 @@ the compiled backend is first used.
 Two decorators mark how a function takes part in compilation:
 
 ``@jitable``
-    The function is called from other kernel functions; Numba compiles it
-    from this very source, inlined into its callers in Numba's IR (a
-    stepper into its family's loop).  ``inline=False`` has Numba compile it
-    once, as a function of its own, which LLVM then inlines into each caller
-    (``alwaysinline``).  ``cold=True`` (with ``inline=False``) keeps it a
-    function that is called, for what runs rarely -- a new Jacobian, output
-    at requested times -- and would only lengthen the compilation of its
-    callers.
+    The function is called from other kernel functions (a stepper from its
+    family's loop).  Numba compiles it once, from this very source, as a
+    function of its own, which LLVM then inlines into each caller
+    (``alwaysinline``).  ``cold=True`` keeps it a function that is called,
+    for what runs rarely -- a new Jacobian, output at requested times, an
+    event's search -- and would only lengthen the compilation of its
+    callers.  ``inline=True`` inlines it in Numba's IR instead (see below).
 ``@compiled_as(loop_version)``
     A small linear-algebra primitive whose plain version is vectorised NumPy
     (fast in Python) while Numba uses ``loop_version``, an explicit loop
@@ -33,10 +32,14 @@ a large share of a stiff solver's time per step (benchmarks/README.md gives
 the step times before and after); inlined, it is gone, for a somewhat longer
 compilation of the loop.
 
-Inlining everything in Numba's IR made each family's loop many times slower
-to compile; as marked, only the helpers where it shows in a benchmark are
-inlined there, and a loop compiles once and is then cached on disk
-(``bench_startup.py`` measures each family's first compile).
+Why LLVM and not Numba's IR: Numba types a function inlined in its IR again
+at every call site, and again each time type inference revisits the call
+-- dp54's stepper was typed six times, ``evaluate`` 141 times -- so a
+family's first compile took up to twice as long (CPU seconds with an empty
+cache, IR against LLVM: dp54 11.8 and 7.1, rodas4 19.9 and 11.0, radau5
+27.3 and 16.3), and the steps LLVM inlined ran as fast or up to 8% faster.
+A loop compiles once and is then cached on disk (``bench_startup.py``
+measures each family's first compile).
 """
 
 JITABLE = []
@@ -44,7 +47,7 @@ COMPILED_AS = []
 _registered = None   # once :mod:`.jit` is imported: registers a helper marked later (a user's family)
 
 
-def jitable(fn=None, *, inline=True, cold=False):
+def jitable(fn=None, *, inline=False, cold=False):
     """Mark ``fn`` as callable from compiled kernels; return it unchanged."""
     if fn is None:
         return lambda f: jitable(f, inline=inline, cold=cold)

@@ -79,7 +79,7 @@ def _difference_matrix(M, top, order, factor):
             M[top + i, j] = M[top + i - 1, j] * (i - 1 - factor * j) / i
 
 
-@jitable(inline=False)
+@jitable
 def rescale(W, RU, order, factor):
     """``D_0..D_q <- (R U)^T D``: the differences for a step ``factor`` times the old one.
 
@@ -102,7 +102,7 @@ def rescale(W, RU, order, factor):
         copy_row(W, D0 + i, W, TMP + i)
 
 
-@jitable(inline=False)
+@jitable
 def interpolant(W, q, order):
     """Rows KD..: ``D_1 .. D_order`` as :func:`commit` will make them, and zeros up to ``D_5``.
 
@@ -122,7 +122,7 @@ def interpolant(W, q, order):
             axpy(W, KD + j - 1, 1.0, W, DACC if j == q else KD + j)
 
 
-@jitable(inline=False)
+@jitable
 def commit(W, ist, fs):
     """The last attempt was accepted: ``d`` enters the differences, and its chosen order applies."""
     q = ist[BDF_ORDER]
@@ -138,7 +138,7 @@ def commit(W, ist, fs):
         ist[BDF_EQUAL] += 1
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def round_off(W, J, c, ynew, tol):
     """The size of a Newton correction that rounding alone makes, in the norm of the tolerance.
 
@@ -152,7 +152,7 @@ def round_off(W, J, c, ynew, tol):
     return abs(c) * np.finfo(np.float64).eps * error_norm(W, TMP, YP, YP, tol)
 
 
-@jitable(inline=False)
+@jitable
 def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs):
     """Solve ``d = c f(t, y_p + d) - psi`` from ``d = 0``: ``d`` in row DACC, ``y_p + d`` in row ``ynew``.
 

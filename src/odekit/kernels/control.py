@@ -62,7 +62,7 @@ def newton_drag(iterations, most):
     return (iterations - 1.0) / (2.0 * most + 1.0)
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def initial_step(deriv, rhs, args, t0, t_end, h_max, W, y, f, y1, f1, direction, k, tol, ist, fs):
     """Hairer's starting step (*Solving ODEs I*, II.4, p. 169), unsigned.
 

@@ -27,7 +27,7 @@ def hermite(out, row, W, y0, y1, f0, f1, c):
     out[row] = (c[0] * W[y0] + c[1] * W[y1]) + c[2] * W[f0] + c[3] * W[f1]
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def interpolate(P, theta, h, W, y0, y1, f0, f1, k0, out, row):
     """Write the state at ``t0 + theta * h`` (0 <= theta <= 1) into ``out[row]``.
 

@@ -116,7 +116,7 @@ def store_values(G, row, start, m, value):
     return store_part(G, row, start, m, value)
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def store_state(W, row, value):
     """An event's affect result into ``W[row]``: None (it changed the state in place) or the new state.
 
@@ -129,7 +129,7 @@ def store_state(W, row, value):
     return store(W, row, 0, value)
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def store_motion(W, row, value):
     """As :func:`store_state` for a second-order problem, whose affect returns ``(x, v)``.
 
@@ -197,7 +197,7 @@ def store_matrix(J, value):
     return True
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def linearise(rhs, jac, args, has_jac, central, need_f, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs):
     """The Jacobian at ``(t, W[y])``, and ``W[f]`` when ``need_f`` or differencing needs it.
 
@@ -278,7 +278,7 @@ def increment(x, central):
     return np.sqrt(eps * scale)
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
     """Fill ``J`` with df/dy at ``(t, W[y])``; ``W[f]`` must hold f there.
 

@@ -102,7 +102,7 @@ def evaluate_g(g, args, P, t, h, theta, W, ev, row, fs):
     return BAD_SHAPE if not ok else NONFINITE
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def leave_zeros(g, args, P, t, h, W, ev, a, b, fs):
     """Components of ``g`` that are zero at ``a``, where a search starts, take the sign they leave with.
 
@@ -128,7 +128,7 @@ def leave_zeros(g, args, P, t, h, W, ev, a, b, fs):
     return SUCCESS
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def locate(g, args, P, t, h, W, ev, c, a, b, ga, gb, fs):
     """The root of component ``c`` in ``[a, b]`` (in ``theta``), where ``ga`` and ``gb`` bracket it.
 
@@ -175,7 +175,7 @@ def locate(g, args, P, t, h, W, ev, c, a, b, ga, gb, fs):
     return SUCCESS, a, b
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def search(g, affect, args, P, t, h, W, ev, ist, fs):
     """Search the accepted step from ``t`` of ``h`` for events, log them, and apply their affects.
 
@@ -227,7 +227,7 @@ def search(g, affect, args, P, t, h, W, ev, ist, fs):
     return SUCCESS, SUCCESS, False, 1.0
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def fire(affect, args, P, t, h, W, ev, first, within, ist, fs):
     """Log the events whose roots lie within ``within`` of ``first`` and apply their affects, in list order.
 
@@ -325,7 +325,7 @@ def prime(g, args, t, W, ev, ist, fs):
 
 # Not inlined into the loop: Numba (0.68) drops the writes of a loop inlined into a function that
 # unpacked ``ev`` from a tuple, as the loop does, when the loop reads ``ev``'s arrays by attribute.
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def start_search(g, args, t, W, ev, ist, fs):
     """:func:`prime`'s work: ``g`` at the state, and the components that fired or wait to fire set."""
     ok = g(t, W, Y, ev.G, G_LEFT, args)

@@ -40,7 +40,7 @@ MAX_NEWTON_ITERATIONS = 10
 SLOW_RATE = 0.1      # a Newton contraction rate above this asks for a new Jacobian next step
 
 
-@jitable(inline=False)
+@jitable
 def newton_solve(rhs, args, t, hg, W, base, Z, fz, dz, LU, piv, tol, kappa, ist, fs):
     """Solve ``Z = base + hg * f(t, Z)`` (rows of ``W``) with the factored ``LU = I - hg J``.
 
@@ -77,7 +77,7 @@ def newton_solve(rhs, args, t, hg, W, base, Z, fz, dz, LU, piv, tol, kappa, ist,
     return NEWTON_FAILED
 
 
-@jitable(inline=False)
+@jitable
 def dirk_stages(rhs, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ist, fs):
     """All stages of one step from row ``y`` (``W[f]`` holds f there when stage 1 is explicit).
 

@@ -76,7 +76,7 @@ def complex_block(M, J, a, b):
     M[n:, :n] = -b * eye
 
 
-@jitable(inline=False)
+@jitable
 def predict(c, W, t, h, fs):
     """The first Newton iterate for the stages of the step ``(t, h)``, in rows ``ZP..``.
 
@@ -104,7 +104,7 @@ def predict(c, W, t, h, fs):
             axpy(W, ZP + j, w, W, Z0 + i)
 
 
-@jitable(inline=False)
+@jitable
 def collocation(rhs, args, m, ctrl, tol, scratch, t, h, y, ist, fs):
     """Simplified Newton for the stage increments ``Z`` (rows ``Z0..``); returns a status code.
 
@@ -168,7 +168,7 @@ def collocation(rhs, args, m, ctrl, tol, scratch, t, h, y, ist, fs):
     return NEWTON_FAILED
 
 
-@jitable(inline=False)
+@jitable
 def factor_radau(m, scratch, h, ist, fs):
     """Factor ``I - h/gamma J`` and the complex block for step ``h``; False when singular."""
     T, TI, c, E, lam = m

@@ -29,7 +29,7 @@ from .primitives import (axpy, combine, copy_row, copy_scaled, lu_factor, lu_sol
                          shifted_identity)
 
 
-@jitable(inline=False, cold=True)
+@jitable(cold=True)
 def time_difference(rhs, args, t, h, t_start, W, y, f, ft, f1, f2, ist, fs):
     """``W[ft] = df/dt`` at ``(t, W[y])`` by differences of second order, ``W[f]`` holding f there.
 
