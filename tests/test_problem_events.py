@@ -110,6 +110,25 @@ def test_ball_compiled_bounces_as_the_python_backend_does():
     np.testing.assert_allclose([r.t for r in runs[1].events], [r.t for r in runs[0].events], rtol=1e-14)
 
 
+def test_the_error_against_the_closed_form_takes_the_row_of_each_bounce_that_it_gives():
+    # RK4 follows a parabola exactly, so only the bounces can make an error; at h = 0.01 the
+    # closed form at the first bounce's time gives the state before it, at the others the state
+    # after (the event's time falls on either side of the exact root, within rounding)
+    from odekit.analysis import convergence
+
+    prob = problems.bouncing_ball()
+    sol = odekit.solve(prob, "rk4", backend="python", h=0.01)
+    jumps = np.flatnonzero(np.diff(sol.t) == 0)
+    assert len(jumps) == 10
+    gives = [np.abs(sol.y[[i, i + 1]] - np.stack(prob.exact(sol.t[i]))).reshape(2, -1).max(axis=1).argmin()
+             for i in jumps]
+    assert 0 in gives and 1 in gives                  # both sides occur: neither row may be dropped always
+    assert sol.error() < 1e-11                        # a jump compared with the wrong side: about 20
+    assert max(row.error for row in convergence(prob, "rk4", [0.01, 0.02], backend="python").rows) < 1e-11
+    panel = sol.plot().axes[1]
+    assert max(line.get_ydata().max() for line in panel.lines) < 1e-11
+
+
 # --- Kepler's pericentre passages -----------------------------------------------------------
 
 @pytest.mark.parametrize("e, mu", [(0.5, 1.0), (0.9, 2.5)])

@@ -10,6 +10,7 @@ from .. import checks
 from ..backend import BACKENDS
 from ..registry import Method, method as _lookup
 from ..problem import ODEProblem, SecondOrderProblem
+from ..solution import compared_rows
 from ..solve import PROGRESS, solve
 from ..theory.fitting import OrderFit, _positive_array, fit_order
 from .drift import invariant_values
@@ -102,8 +103,8 @@ def _errors(sol, ref):
     if not sol.success:
         second = sol.problem.second_order
         return math.inf, (math.inf if second else None), (math.inf if second else None)
-    exact = ref.states(sol.t, sol.y.shape[1:])
-    diff = np.abs(sol.y - exact)
+    diff = np.abs(sol.y - ref.states(sol.t, sol.y.shape[1:]))
+    diff = diff[compared_rows(sol.t, diff.reshape(len(sol.t), -1).max(axis=1, initial=0.0))]
     total = float(diff.max()) if diff.size else 0.0
     if sol.problem.second_order:
         return total, float(diff[:, 0].max()), float(diff[:, 1].max())
