@@ -404,11 +404,12 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, backend, sig
 @functools.lru_cache(maxsize=256)
 def _event_adapters(events, sizes, second_order, shape, backend, signatures):
     """The ``(g, affect)`` of ``events`` in the kernel convention, compiled for ``signatures`` on Numba."""
+    if not events:
+        return None, None                # see odekit.kernels.interface.RunState
     compiled = backend == "numba"
     compile_function = _compiler(compiled)
     with _compiling(_event_names(events), compiled):
-        g, affect = (_events.adapters(events, sizes, second_order, shape, compile_function) if events
-                     else (_events.no_g, _events.no_affect))
+        g, affect = _events.adapters(events, sizes, second_order, shape, compile_function)
         if not compiled:
             return g, affect
         g_sig, affect_sig = signatures

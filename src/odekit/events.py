@@ -217,13 +217,3 @@ def records(ev, start, stop, problem):
     # in twice the time when each number is converted on its own
     return [EventRecord(t, k, c, before, after) for t, (k, c), before, after
             in zip(ev.log_t[start:stop].tolist(), ev.log_i[start:stop].tolist(), states[0::2], states[1::2])]
-
-
-def no_g(t, W, row, G, grow, args):
-    """The ``g`` of a run without events (never called)."""
-    return True
-
-
-def no_affect(k, c, t, W, row, args):
-    """The ``affect`` of a run without events (never called)."""
-    return True

@@ -308,7 +308,7 @@ class Integrator:
     @property
     def event_log(self):
         """Every event so far, in time order: a list of :class:`~odekit.events.EventRecord`."""
-        return records(self._state.ev, 0, int(self._ist[L.NEVENT]), self.problem)
+        return records(self._state.ev, 0, int(self._ist[L.NEVENT]), self.problem) if self._events else []
 
     # --- stepping -----------------------------------------------------------------
     def step(self, n=1):
@@ -632,7 +632,7 @@ class Integrator:
                 return L.INTERRUPTED, None
             if status == L.BUFFER_FULL:
                 ev = self._state.ev
-                if ist[L.NEVENT] + ev.spec.shape[0] > ev.log_t.shape[0]:
+                if ev is not None and ist[L.NEVENT] + ev.spec.shape[0] > ev.log_t.shape[0]:
                     self._state = self._state._replace(ev=runsetup.larger_log(ev))
                 if not recorder.grow(ist):
                     return L.MEMORY_LIMIT, None

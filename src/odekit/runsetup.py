@@ -12,9 +12,11 @@ import numpy as np
 from . import backend as _backend, checks, events as _events, sparse as _sparse
 from .controllers import FixedStep, MethodControl, PIController, StepDoubling
 from .kernels import layout as L
-from .kernels.interface import event_state, no_events
+from .kernels.interface import event_state
 
 EPS = np.finfo(float).eps
+# the controllers of a run without options, made (and their options checked) once: they are immutable
+DEFAULT_PI, DEFAULT_METHOD_CONTROL = PIController(), MethodControl()
 
 
 def controller(method, h, adaptive, controller):
@@ -45,7 +47,7 @@ def controller(method, h, adaptive, controller):
         return FixedStep(h)
     if method.family.self_controlled:
         if adaptive is True:
-            return MethodControl(h0=h)
+            return MethodControl(h0=h) if h is not None else DEFAULT_METHOD_CONTROL
         raise ValueError(f"method {method.name!r} chooses its own steps and order: adaptive must be None, "
                          f"True or False, got {adaptive!r}")
     if adaptive == "doubling":
@@ -55,7 +57,7 @@ def controller(method, h, adaptive, controller):
             raise ValueError(f"method {method.name!r} has no embedded error estimate to adapt its step: "
                              "give a fixed step h=..., or adaptive='doubling' for step doubling, "
                              "or choose an embedded pair such as 'dp54'")
-        return PIController(h0=h)
+        return PIController(h0=h) if h is not None else DEFAULT_PI
     raise ValueError(f"adaptive must be None, True, False or 'doubling', got {adaptive!r}")
 
 
@@ -120,7 +122,7 @@ def events(problem, extra, samples, max_events, y):
     samples = checks.count("event_samples", samples, minimum=0, maximum=1000)
     most = 0 if max_events is None else checks.steps("max_events", max_events)
     if not run_events:
-        return (), (), no_events(y.size, y.dtype)
+        return (), (), None                 # see RunState
     sizes = _events.sizes(run_events, problem, problem.t_span[0], y)
     spec, kinds = _events.layout(run_events, sizes)
     conf = np.array([samples, most], dtype=np.int64)

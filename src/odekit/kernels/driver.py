@@ -75,7 +75,9 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False):
         ``(d - 1) * stages + i`` of ``dense_k``) is kept for ``Solution.sol``.
         Events (``run.ev``, see :mod:`.events`) are searched on each accepted
         step; one whose affect changes the state, or that stops the run, ends
-        the step there.
+        the step there.  A run without events passes None for ``run.ev`` and
+        for the functions ``g`` and ``affect``, which its loop never names
+        outside code pruned with ``events``.
         """
         # The caller keeps every array alive for the whole call: borrowed, they
         # cost no reference counting in the loop (see kernels.borrowed).
@@ -244,13 +246,13 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False):
                 ist[SINCE_SAVE] += 1
                 if ist[SINCE_SAVE] >= ist[SAVE_EVERY] or cut:
                     out_t[ist[NOUT]] = t_stop
-                    if cut:
+                    if events and cut:
                         copy_row(out_y, ist[NOUT], ev.Y, Y_BEFORE)
                     else:
                         copy_row(out_y, ist[NOUT], W, YNEW)
                     ist[NOUT] += 1
                     ist[SINCE_SAVE] = 0
-                if jump:                        # the state after the event, at the same time
+                if events and jump:             # the state after the event, at the same time
                     out_t[ist[NOUT]] = t_stop
                     copy_row(out_y, ist[NOUT], ev.Y, Y_AFTER)
                     ist[NOUT] += 1

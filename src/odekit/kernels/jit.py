@@ -287,14 +287,15 @@ def kernel_signatures(fns, data, scratch, dtype):
     Typed from the run's own bundles (see :mod:`.interface`), so that a
     field added to a bundle needs no edit here.
     """
-    from .interface import RunState, no_events, no_output
+    from .interface import RunState, empty_events, no_output
 
     mat, row = matrix(dtype), types.intp
     fvec, ivec = types.float64[::1], types.int64[::1]
     fns_t = numba.typeof(fns)
     rhs_t, args_t = fns_t[0], fns_t[2]
     deriv_sig = types.int64(rhs_t, args_t, types.float64, mat, row, row, ivec, fvec)
-    run_t = numba.typeof(RunState(np.zeros(1), np.zeros(1, dtype=np.int64), no_events(1, dtype)))
+    ev = None if fns.g is None else empty_events(np.dtype(dtype))        # see RunState
+    run_t = numba.typeof(RunState(np.zeros(1), np.zeros(1, dtype=np.int64), ev))
     drive_sig = types.int64(fns_t, numba.typeof(data), run_t, numba.typeof(scratch),
                             numba.typeof(no_output(dtype)))
     return deriv_sig, drive_sig
