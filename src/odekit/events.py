@@ -217,3 +217,17 @@ def records(ev, start, stop, problem):
     # in twice the time when each number is converted on its own
     return [EventRecord(t, k, c, before, after) for t, (k, c), before, after
             in zip(ev.log_t[start:stop].tolist(), ev.log_i[start:stop].tolist(), states[0::2], states[1::2])]
+
+
+def compared_rows(t, err):
+    """The rows at output times ``t`` to compare with a closed form, given each row's error ``err``.
+
+    All but one row of each jump: there the trajectory holds the state
+    before and after an event at one time, and the closed form gives one of
+    them -- which one depends on the side of its own root the event's time
+    falls on, found to rounding.  The row farther from it is left out.
+    """
+    keep = np.ones(len(t), dtype=bool)
+    after = np.flatnonzero(np.diff(t) == 0) + 1
+    keep[np.where(err[after] > err[after - 1], after, after - 1)] = False
+    return keep

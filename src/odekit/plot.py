@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .registry import CLASSIC, methods as registry
-from .solution import compared_rows
+from .events import compared_rows
 
 STABILITY_METHODS = ("euler", "midpoint", "kutta3", "rk4", "backward_euler", "trapezoid")
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from . import checks
 from .kernels import layout
+from .events import compared_rows
 from .kernels.dense import interpolate
 
 
@@ -240,20 +241,6 @@ class Solution:
 
 
 # --- invariants along a trajectory ----------------------------------------------------
-
-def compared_rows(t, err):
-    """The rows at output times ``t`` to compare with a closed form, given each row's error ``err``.
-
-    All but one row of each jump: there the trajectory holds the state
-    before and after an event at one time, and the closed form gives one of
-    them -- which one depends on the side of its own root the event's time
-    falls on, found to rounding.  The row farther from it is left out.
-    """
-    keep = np.ones(len(t), dtype=bool)
-    after = np.flatnonzero(np.diff(t) == 0) + 1
-    keep[np.where(err[after] > err[after - 1], after, after - 1)] = False
-    return keep
-
 
 def invariant_values(solution, name):
     """An invariant evaluated at every output time of a solution: array of shape ``(m,)``.

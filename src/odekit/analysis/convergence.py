@@ -10,7 +10,7 @@ from .. import checks
 from ..backend import BACKENDS
 from ..registry import Method, method as _lookup
 from ..problem import ODEProblem, SecondOrderProblem
-from ..solution import compared_rows
+from ..events import compared_rows
 from ..solve import PROGRESS, solve
 from ..theory.fitting import OrderFit, _positive_array, fit_order
 from .drift import invariant_values
