@@ -9,6 +9,7 @@ checked against them at the end).
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -350,6 +351,43 @@ def test_both_backends_give_the_same_event_times(method):
     assert runs[1].backend == "numba"
     np.testing.assert_allclose([r.t for r in runs[1].events], [r.t for r in runs[0].events], rtol=1e-14)
     assert len(runs[0].events) >= 3
+
+
+class Height:
+    """The floor's ``g`` as a callable object, which Numba cannot compile."""
+
+    def __init__(self, broken_after=math.inf):
+        self.broken_after = broken_after
+
+    def __call__(self, t, y):
+        if t > self.broken_after:
+            raise RuntimeError("the sensor broke")
+        return y[0]
+
+
+def test_an_event_numba_cannot_compile_runs_as_python_inside_the_compiled_loop():
+    prob, _ = ball(0.8, t_end=8.0)
+    event = Event(Height(), direction=-1, affect=restitution(0.8), name="floor")
+    with pytest.warns(odekit.BackendFallbackWarning, match="g or affect of event 'floor'.*calls them as Python"):
+        sol = odekit.solve(prob, "dp54", events=event, rtol=1e-10, atol=1e-12)
+    assert sol.backend == "numba" and "event 'floor'" in sol.backend_reason    # the problem's function compiled
+    python = odekit.solve(prob, "dp54", events=event, rtol=1e-10, atol=1e-12, backend="python")
+    assert len(sol.events) == len(python.events) >= 3
+    np.testing.assert_allclose([r.t for r in sol.events], [r.t for r in python.events], rtol=1e-14)
+    with pytest.raises(Exception, match="g or affect of event 'floor'"):      # strict: no Python inside
+        odekit.solve(prob, "dp54", events=event, backend="numba")
+
+
+@pytest.mark.parametrize("backend", ["python", "auto"])
+def test_an_event_function_that_raises_is_named_and_the_steps_before_are_kept(backend):
+    prob, _ = ball(0.8, t_end=8.0)
+    event = Event(Height(broken_after=1.0), direction=-1, name="floor")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", odekit.BackendFallbackWarning)
+        sol = odekit.solve(prob, "dp54", events=event, backend=backend)
+    assert sol.status == Status.FUNCTION_ERROR
+    assert sol.message.startswith("g of event 'floor' raised RuntimeError: the sensor broke")
+    assert len(sol.t) >= 2 and sol.t[-1] > 0.0
 
 
 @pytest.mark.parametrize("options", [dict(method="rk4", h=0.1), dict(method="dp54")], ids=["fixed", "adaptive"])

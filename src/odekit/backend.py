@@ -174,7 +174,10 @@ def prepare(problem, family, backend, kernel_data, start, events=(), sizes=()):
     way the Python version is tried first: a defect it shares (it raises, or
     returns something wrong) is reported as that, with no word of Numba.
     ``events`` (:class:`odekit.Event`, whose ``g`` have ``sizes`` components)
-    are compiled with the problem's functions, and fall back with them.
+    are compiled with the problem's functions, and fall back with them; when
+    only they cannot be compiled, ``backend="auto"`` keeps the problem's
+    functions and the loop compiled, and the loop calls the events' as Python
+    (through Numba's object mode), with a :class:`BackendFallbackWarning`.
     """
     events, sizes = tuple(events), tuple(sizes)
     if backend not in BACKENDS:
@@ -186,7 +189,9 @@ def prepare(problem, family, backend, kernel_data, start, events=(), sizes=()):
     failure = None
     if backend != "python":
         try:
-            kernels = _compiled(problem, family, kernel_data, sparse, events, sizes)
+            kernels = _compiled(problem, family, kernel_data, sparse, events, sizes, backend)
+            if kernels.reason and kernels.backend == "numba":    # the events' functions run as Python
+                warnings.warn(f"odekit: {kernels.reason}", BackendFallbackWarning, stacklevel=caller_stacklevel())
             return kernels, _first_call(kernels, start, problem, family)
         except NotCompiled as exc:
             failure = exc
@@ -257,7 +262,7 @@ def _described(fn, role):
     return role if name in (None, role) else f"{role} {name!r}"
 
 
-def _compiled(problem, family, kernel_data, sparse, events, sizes):
+def _compiled(problem, family, kernel_data, sparse, events, sizes, backend):
     dtype = kernel_data[1][0].dtype       # of the work matrix
     if sparse:
         # the kernels run as Python, but the problem's function -- a loop over 100,000
@@ -271,8 +276,8 @@ def _compiled(problem, family, kernel_data, sparse, events, sizes):
     adapters = _adapter_key(problem, family.second_order, family.implicit)
     key = None if fingerprint is None else (adapters, family, fingerprint, dtype, events, sizes)
     kernels = _PREPARED.get(key)
-    if kernels is None:
-        kernels = _compile(problem, family, kernel_data, dtype, events, sizes)
+    if kernels is None or (kernels.reason and backend == "numba"):   # strict: raise what "auto" put up with
+        kernels = _compile(problem, family, kernel_data, dtype, events, sizes, backend)
         if key is not None:
             if len(_PREPARED) >= 256:
                 del _PREPARED[next(iter(_PREPARED))]
@@ -298,20 +303,30 @@ def _fingerprint(args):
     return tuple(parts)
 
 
-def _compile(problem, family, kernel_data, dtype, events, sizes):
+def _compile(problem, family, kernel_data, dtype, events, sizes, backend):
     from .kernels import jit
 
     rhs, jac = compiled_adapters(problem, _adapter_key(problem, family.second_order, family.implicit), dtype)
     args_type = jit.typeof(problem.args)
-    g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "numba",
-                                jit.event_signatures(args_type, dtype))
+    signatures = jit.event_signatures(args_type, dtype)
+    reason = ""
+    try:
+        g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "numba", signatures)
+    except NotCompiled as exc:
+        if backend == "numba":
+            raise
+        # the problem's functions stay compiled; the loop calls the events' as Python
+        g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "python", None)
+        g, affect = jit.events_as_python(g, affect, signatures)
+        reason = (f"{exc.reason}; the compiled loop calls them as Python (about 1.5 us a call, "
+                  "and each step calls g a few times)")
     try:
         drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, problem.args, g, affect),
                                          kernel_data, bool(events))
     except Exception as exc:
         raise NotCompiled(f"Numba could not compile odekit's {family.name} loop for args of type {args_type}",
                           exc) from exc
-    return Kernels("numba", "", drive, deriv, rhs, jac, g, affect)
+    return Kernels("numba", reason, drive, deriv, rhs, jac, g, affect)
 
 
 def compiled_adapters(problem, key, dtype, sparse=False):

@@ -202,7 +202,7 @@ def _call_again(run, fn, t, raw=False):
 
 
 def _raiser(run, exc, what):
-    """Who raised ``exc`` in a run -- the problem's function, ``jac`` or odekit -- from its traceback.
+    """Who raised ``exc`` in a run -- the problem's function, ``jac``, an event's or odekit -- from its traceback.
 
     Compiled functions leave no frame: then it is ``what``, or "``what``
     or jac" when the method calls a jac function too.
@@ -212,6 +212,10 @@ def _raiser(run, exc, what):
     roles = {_code_of(p.accel if p.second_order else p.fun): what}
     if jac is not None:
         roles[_code_of(jac)] = "jac"
+    for e in run._events:
+        roles[_code_of(e.g)] = f"g of event {e.name!r}"
+        if e.affect is not None:
+            roles[_code_of(e.affect)] = f"affect of event {e.name!r}"
     frames = list(_frames(exc.__traceback__))
     for frame in frames:
         if frame.f_code in roles:

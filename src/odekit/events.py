@@ -190,7 +190,9 @@ def adapters(events, sizes, second_order, shape, compile_function):
         state = "x, v"
     else:
         view, state = ("y = W[row, 0]" if shape == () else "y = W[row].reshape(shape)"), "y"
-    lines = ["def g(t, W, row, G, grow, args):", "    n = W.shape[1] // 2", f"    {view}"]
+    # (names no other module uses: Numba pickles the functions its object mode calls, and pickle
+    # looks a plain "g" up in every module loaded -- scipy.constants warned on it)
+    lines = ["def event_conditions(t, W, row, G, grow, args):", "    n = W.shape[1] // 2", f"    {view}"]
     start = 0
     for k, (e, m) in enumerate(zip(events, sizes)):
         names[f"g{k}"] = compile_function(e.g)
@@ -198,7 +200,7 @@ def adapters(events, sizes, second_order, shape, compile_function):
         lines.append("        return False")
         start += m
     lines.append("    return True")
-    lines += ["", "def affect(k, c, t, W, row, args):", "    n = W.shape[1] // 2", f"    {view}"]
+    lines += ["", "def event_affects(k, c, t, W, row, args):", "    n = W.shape[1] // 2", f"    {view}"]
     for k, (e, m) in enumerate(zip(events, sizes)):
         if e.affect is not None:
             names[f"a{k}"] = compile_function(e.affect)
@@ -207,7 +209,7 @@ def adapters(events, sizes, second_order, shape, compile_function):
             lines.append(f"        return store(W, row, a{k}(t, {state}, {index}*args))")
     lines.append("    return True")
     exec("\n".join(lines), names)     # our own template; the user's functions enter by name
-    return names["g"], names["affect"]
+    return names["event_conditions"], names["event_affects"]
 
 
 def records(ev, start, stop, problem):

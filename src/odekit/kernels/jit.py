@@ -214,6 +214,21 @@ def compile_function(fn, signature=None):
     return FirstClass(_only(dispatcher, signature))
 
 
+def events_as_python(g, affect, signatures):
+    """The events' ``g`` and ``affect`` (Python functions in the kernel convention, which Numba could not
+    compile), as functions for ``signatures`` that compiled code calls through Numba's object mode."""
+    def g_as_python(t, W, row, G, grow, args):
+        with numba.objmode(ok="boolean"):
+            ok = g(t, W, row, G, grow, args)
+        return ok
+
+    def affect_as_python(k, c, t, W, row, args):
+        with numba.objmode(ok="boolean"):
+            ok = affect(k, c, t, W, row, args)
+        return ok
+    return tuple(compile_function(fn, sig) for fn, sig in zip((g_as_python, affect_as_python), signatures))
+
+
 def _only(dispatcher, signature):
     """``dispatcher`` itself when ``signature`` is its only one, else a copy compiled for it alone."""
     if len(dispatcher.signatures) == 1:
