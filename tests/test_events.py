@@ -104,7 +104,7 @@ def test_terminal_n_stops_at_exactly_the_nth_bounce(n):
     assert len(sol.events) == n
     assert sol.t[-1] == sol.events[-1].t == pytest.approx(bounce_times(0.9, n)[-1], rel=1e-10)
     np.testing.assert_array_equal(sol.y[-1], sol.events[-1].after)
-    assert f"terminal event 'floor'" in sol.message and f"t={sol.t[-1]:.17g}" in sol.message
+    assert "terminal event 'floor'" in sol.message and f"t={sol.t[-1]:.17g}" in sol.message
 
 
 def test_dense_output_gives_each_side_of_a_jump_its_own_branch():
