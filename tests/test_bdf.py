@@ -152,7 +152,7 @@ def test_detest_f5_costs_what_scipys_bdf_does(name, rtol, atol, backend):
         calls[0] += 1
         return detest_f5(t, y)
 
-    ref = solve_ivp(counted, (0.0, 100.0), F5_Y0, method="BDF", rtol=rtol, atol=atol)
+    solve_ivp(counted, (0.0, 100.0), F5_Y0, method="BDF", rtol=rtol, atol=atol)
     scipy_calls = calls[0]
     exact = solve_ivp(detest_f5, (0.0, 100.0), F5_Y0, method="Radau", rtol=1e-12, atol=1e-20).y[:, -1]
     sol = odekit.solve_ivp(detest_f5, (0.0, 100.0), F5_Y0, name, rtol=rtol, atol=atol, backend=backend,
