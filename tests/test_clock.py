@@ -16,7 +16,6 @@ import runpy
 import numpy as np
 import pytest
 
-import odekit
 from odekit import Event, IntegrationError, Integrator, ODEProblem, SecondOrderProblem
 
 from conftest import nan_after
