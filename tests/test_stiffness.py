@@ -210,6 +210,26 @@ def test_euler_beyond_its_limit_is_warned_about_before_the_run():
     assert sol.stats.nfev == 100                                       # the check's evaluations are not counted
 
 
+def test_a_repeated_fixed_step_solve_estimates_the_spectrum_once_and_warns_each_time():
+    calls = [0]
+
+    def counted(t, y, *args):
+        calls[0] += 1
+        return BEAD.fun(t, y, *args)
+
+    prob = odekit.ODEProblem(counted, BEAD.t_span, BEAD.y0, args=BEAD.args)   # no jac: f is differenced
+    runs = []
+    for _ in range(2):
+        calls[0] = 0
+        with pytest.warns(StiffnessWarning, match="h=0.01"):
+            sol = odekit.solve(prob, "euler", h=0.01, backend="python")
+        runs.append((calls[0], sol.stats.nfev))
+    (first, counted_first), (second, counted_second) = runs
+    assert counted_first == counted_second == 100
+    assert first > counted_first                   # the estimate's own evaluations, uncounted
+    assert second == counted_second                # the second run made only its own
+
+
 def test_the_warning_comes_from_the_integrator_too_and_before_any_step():
     with pytest.warns(StiffnessWarning, match="h=0.01") as record:
         integ = odekit.Integrator(BEAD, "euler", h=0.01, backend="python")

@@ -570,6 +570,31 @@ def _quiet_model(problem, rhs, force_only, t, u, f0):
         return None
 
 
+# The verdict on a fixed step, by what it depends on: a fixed-step solve repeated (an optimizer's,
+# a game's) estimates the spectrum once -- that was three quarters of a small rk4 solve.
+_WARNINGS = {}
+WARNINGS_KEPT = 64
+
+
+def _start_key(problem, rhs, force_only, t, u):
+    """What the spectrum's estimate at ``(t, u)`` depends on, hashable; None when that cannot be said cheaply.
+
+    ``rhs`` is the prepared function (kept across solves of one problem, see
+    :mod:`odekit.backend`); ``args`` must hash, and a constant ``jac`` (an
+    array, which may change in place) is not cached.  A function that reads
+    state outside its arguments may change its spectrum unseen: the warning
+    is advice, and the check is then as old as the first solve.
+    """
+    if problem.jac is not None and not callable(problem.jac):
+        return None
+    key = (rhs, problem.jac, problem.args, force_only, _force_route(problem), t, u.dtype.str, u.tobytes())
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0=None):
     """The :class:`StiffnessWarning` text for a fixed step ``h`` of an explicit method, or None.
 
@@ -579,8 +604,24 @@ def fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0=None):
     oscillation is unstable at every step, but at a small step its growth is
     an accuracy matter, not stiffness.  Silent when no estimate can be made,
     and for a method this module has no stability theory for (a family of
-    the user's).  The evaluations are the caller's to not count.
+    the user's).  The evaluations are the caller's to not count.  The
+    verdict is kept by problem start, method, step and end (see
+    :func:`_start_key`): a repeated solve warns again without estimating again.
     """
+    key = _start_key(problem, rhs, force_only, t0, u)
+    if key is None:
+        return _fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0)
+    key += (id(method), h, problem.t_span[1])
+    kept = _WARNINGS.get(key)
+    if kept is None:
+        if len(_WARNINGS) >= WARNINGS_KEPT:
+            del _WARNINGS[next(iter(_WARNINGS))]
+        # the method is kept with its verdict, so that its id is not another's while the entry lives
+        kept = _WARNINGS[key] = (method, _fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0))
+    return kept[1]
+
+
+def _fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0):
     if not (is_explicit_tableau(method) or is_splitting(method)):
         return None
     model = _quiet_model(problem, rhs, force_only, t0, u, f0)
