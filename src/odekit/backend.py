@@ -153,6 +153,11 @@ class Kernels:
     g: object             # the events' conditions and affects, see odekit.events.adapters
     affect: object
 
+    @property
+    def runs_python(self):
+        """Whether Python runs inside the loop: the Python backend, or events called as Python (see ``reason``)."""
+        return self.backend == "python" or bool(self.reason)
+
     def functions(self, args):
         """The :class:`~odekit.kernels.interface.Functions` bundle of a run with ``args``."""
         return Functions(self.rhs, self.jac, args, self.g, self.affect)

@@ -7,6 +7,7 @@ clock of a game loop.  :func:`odekit.solve` is an ``Integrator`` run to
 the end of the span with recording switched on.
 """
 
+import contextlib
 import math
 import signal
 import threading
@@ -622,8 +623,9 @@ class Integrator:
             start = time.perf_counter()
             try:
                 # inf and nan are detected and reported by the kernels; as in the
-                # compiled backend, NumPy need not warn about them on the way
-                with np.errstate(all="ignore"):
+                # compiled backend, NumPy need not warn about them on the way (compiled, it
+                # cannot: then the context is skipped, a tenth of a small step() from Python)
+                with np.errstate(all="ignore") if k.runs_python else _NOTHING:
                     status = k.drive(self._fns, self._method_data, self._state, self._scratch,
                                      recorder.output())
             except Exception as exc:  # the user's function raised: keep what was computed
@@ -662,6 +664,9 @@ class Integrator:
         if status == L.INTERRUPTED:
             raise Interrupted(f"{message}; the solution so far is this exception's .solution", solution=sol)
         return sol
+
+
+_NOTHING = contextlib.nullcontext()
 
 
 def _finite_and_not_negative(x):
