@@ -3,9 +3,10 @@
 Every check names the argument, shows the value it was given and says what
 is accepted, in the form ``"{name} must be {accepted}, got {value}"``; the
 value is shown as :func:`shown` writes it, or as the caller's ``show`` does
-(``odekit serve`` shows a page's values as JSON).  None coerces silently: a string is not a number (``h="0.1"``), a bool is neither a
-number nor a count (``h=True``), ``"yes"`` and ``"False"`` are not flags, and
-a masked array is not an array of numbers (its mask would be dropped).
+(``odekit serve`` shows a page's values as JSON).  None coerces silently: a
+string is not a number (``h="0.1"``), a bool is neither a number nor a count
+(``h=True``), ``"yes"`` and ``"False"`` are not flags, and a masked array is
+not an array of numbers (its mask would be dropped).
 
 A value that is not accepted raises ValueError, whatever its type; TypeError
 is left to the callers for objects of the wrong kind (a problem, a function).
