@@ -14,7 +14,7 @@ import numpy as np
 from . import borrowed, jitable
 from .control import accepted, initial_step, rejected
 from .dense import interpolate
-from .events import Y_AFTER, Y_BEFORE, prime, same_row, search
+from .events import EPS, Y_AFTER, Y_BEFORE, prime, same_row, search
 from .layout import (
     BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_FMAX, C_HMAX, C_HMIN, C_KIND, C_ORDER,
     CARRY_H, DOUBLING, ERR, EV_READY, F, FHALF, FIXED, FNEW, H, HAVE_F, JAC_NONFINITE, JAC_REUSE, KSTEP,
@@ -26,6 +26,13 @@ from .layout import (
 from .primitives import copy_row, error_norm, scaled_difference, zero_row
 
 SHRINK_ON_FAILURE = 0.25     # step factor after a non-finite value or a Newton failure
+ROUNDING_ULPS = 10.0         # two times this many ulps apart (of the larger) differ by rounding alone
+
+
+@jitable
+def within_rounding(a, b):
+    """Whether the times ``a`` and ``b`` differ by rounding alone: ``ROUNDING_ULPS`` ulps of the larger."""
+    return abs(a - b) <= ROUNDING_ULPS * EPS * max(abs(a), abs(b))
 
 
 @jitable
@@ -90,7 +97,6 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False):
         kind = int(ctrl[C_KIND])
         t_end = fs[T_END]
         direction = 1.0 if t_end > fs[T] else -1.0
-        eps = np.finfo(np.float64).eps
         end_finite = np.isfinite(t_end)          # Integrator.step runs towards +-inf
         record_steps = ist[RECORD] == RECORD_STEPS
         record_teval = ist[RECORD] == RECORD_TEVAL
@@ -146,14 +152,13 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False):
                 t_new = t + h
                 # landing short of t_end by rounding (steps of h_max that sum to the span) would
                 # leave a sliver that fails the underflow test below: end there instead
-                short = direction * (t_end - t_new)
-                if short <= 0.0 or (end_finite and short <= 10.0 * eps * max(abs(t_new), abs(t_end))):
+                if direction * (t_new - t_end) >= 0.0 or (end_finite and within_rounding(t_new, t_end)):
                     t_new = t_end
                     clipped = True
                 elif abs(h) < ctrl[C_HMIN]:
                     return STEP_UNDERFLOW
             h = t_new - t
-            if abs(h) <= 10.0 * eps * max(abs(t), abs(t_new)):
+            if within_rounding(t, t_new):
                 return STEP_UNDERFLOW
 
             # --- attempt it: one step of h, or for step doubling one step of h
@@ -238,7 +243,7 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False):
                 if cut:
                     t_stop = t + theta * h
                     jump = not same_row(ev.Y, Y_BEFORE, Y_AFTER)
-                    if clipped and abs(t_new - t_stop) <= 10.0 * eps * max(abs(t_stop), abs(t_new)):
+                    if clipped and within_rounding(t_stop, t_new):
                         t_stop = t_new      # at t_end within rounding: what is left is no step at all
 
             # --- output
