@@ -309,7 +309,7 @@ class Integrator:
     @property
     def event_log(self):
         """Every event so far, in time order: a list of :class:`~odekit.events.EventRecord`."""
-        return records(self._state.ev, 0, int(self._ist[L.NEVENT]), self.problem) if self._events else []
+        return self._events_since(0)
 
     # --- stepping -----------------------------------------------------------------
     def step(self, n=1):
@@ -523,7 +523,11 @@ class Integrator:
             else:
                 frames.refund(n - (int(ist[L.KSTEP]) - k))
             if self._events and n > 1:     # the frame's events, not only those of its last step
-                self.last_events = records(self._state.ev, logged, int(ist[L.NEVENT]), self.problem)
+                self.last_events = self._events_since(logged)
+
+    def _events_since(self, first):
+        """The events logged from entry ``first`` on, as :class:`~odekit.events.EventRecord`."""
+        return records(self._state.ev, first, int(self._ist[L.NEVENT]), self.problem) if self._events else []
 
     def _logged_since(self, first):
         """The (time, state before, state after) of the events logged from entry ``first`` on."""
@@ -581,7 +585,7 @@ class Integrator:
             return L.INTERRUPTED, None
         finally:
             if self._events:
-                self.last_events = records(self._state.ev, logged, int(self._ist[L.NEVENT]), self.problem)
+                self.last_events = self._events_since(logged)
             if self._pressed is not None:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
                 self._pressed = None
