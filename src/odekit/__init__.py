@@ -30,6 +30,7 @@ from .backend import BackendFallbackWarning
 from .theory.stiffness import StiffnessWarning
 from .solution import Solution, Stats, Status
 from .solve import solve, solve_ivp
+from .ensemble import EnsembleSolution, ensemble
 from .shootout import ShootoutResult, shootout  # the function shadows the module's name, as solve does
 from .splitting import SplittingScheme
 from .tableau import ButcherTableau, RosenbrockTableau
@@ -37,10 +38,10 @@ from .tableau import ButcherTableau, RosenbrockTableau
 __version__ = "0.1.0"
 
 __all__ = [
-    "BackendFallbackWarning", "ButcherTableau", "Event", "EventRecord", "Family", "FixedStep", "IntegrationError",
+    "BackendFallbackWarning", "ButcherTableau", "EnsembleSolution", "Event", "EventRecord", "Family", "FixedStep", "IntegrationError",
     "Integrator", "Interrupted",
     "Method", "MethodControl", "ODEProblem", "PIController", "RosenbrockTableau", "SecondOrderProblem", "Solution",
     "ShootoutResult", "SplittingScheme", "Stats", "Status", "StepDoubling", "StiffnessWarning", "System",
-    "analysis", "method",
+    "analysis", "ensemble", "method",
     "methods", "problems", "register", "register_family", "shootout", "solve", "solve_ivp",
 ]

@@ -264,3 +264,56 @@ def work_precision(result, path=None):
         ax.legend(fontsize=8)
     by_nfev.set_title(f"work-precision on {result.problem}")
     return _finish(fig, path)
+
+
+ENSEMBLE_LINES = 40      # trajectories drawn as lines under an ensemble's spread
+
+
+def ensemble(ens, path=None):
+    """An ensemble: its final states (``save="final"``), or the spread of its trajectories against time.
+
+    Final states: the first two components against each other (each
+    trajectory a dot, failed ones as crosses), or one component against the
+    trajectory's index.  Kept states: per component (three at most), the
+    median and the band from the 10th to the 90th percentile at each time,
+    over a few trajectories drawn as thin lines.
+    """
+    flat = ens.y_final.reshape(len(ens), -1).real
+    ok = ens.success
+    if ens.save == "final":
+        fig = Figure(figsize=(5.5, 4.5))
+        ax = fig.add_subplot()
+        if flat.shape[1] >= 2:
+            x, y, labels = flat[:, 0], flat[:, 1], ("component 1", "component 2")
+        else:
+            x, y, labels = np.arange(len(ens)), flat[:, 0], ("trajectory", "final value")
+        ax.scatter(x[ok], y[ok], s=6, color=_PALETTE[0], label="final state")
+        if not ok.all():
+            ax.scatter(x[~ok], y[~ok], s=20, marker="x", color=_PALETTE[3], label="failed")
+        ax.set_xlabel(labels[0])
+        ax.set_ylabel(labels[1])
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+        ax.set_title(f"{ens.problem(0).name}, {ens.method.name}: {len(ens):,} trajectories")
+        return _finish(fig, path)
+    shown = np.linspace(0, len(ens) - 1, min(len(ens), ENSEMBLE_LINES)).astype(int)
+    parts = min(3, flat.shape[1])
+    fig = Figure(figsize=(7.0, 2.4 * parts))
+    axes = fig.subplots(parts, 1, sharex=True, squeeze=False)[:, 0]
+    for i in shown:
+        sol = ens[i]
+        rows = sol.y.reshape(len(sol.t), -1).real
+        for c, ax in enumerate(axes):
+            ax.plot(sol.t, rows[:, c], color="#999999", lw=0.5, alpha=0.6)
+    if ens.save == "t_eval":
+        values = ens.y.reshape(len(ens), ens.t.size, -1).real[ok]
+        if len(values):
+            low, mid, high = np.nanpercentile(values, [10, 50, 90], axis=0)
+            for c, ax in enumerate(axes):
+                ax.fill_between(ens.t, low[:, c], high[:, c], color=_PALETTE[0], alpha=0.3, label="10-90 %")
+                ax.plot(ens.t, mid[:, c], color=_PALETTE[0], lw=1.2, label="median")
+            axes[0].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    for c, ax in enumerate(axes):
+        ax.set_ylabel(f"component {c + 1}")
+    axes[-1].set_xlabel("t")
+    axes[0].set_title(f"{ens.problem(0).name}, {ens.method.name}: {len(ens):,} trajectories")
+    return _finish(fig, path)

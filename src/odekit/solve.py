@@ -125,6 +125,30 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         first slice of a run (its first thousand steps or so), or a second
         one, raises a plain ``KeyboardInterrupt`` at once.
     """
+    save_every = checks.count("save_every", save_every)
+    if save_every > 1 and t_eval is not None:
+        raise ValueError(f"save_every={save_every} thins the stored steps, and t_eval stores chosen times "
+                         "instead of steps: give one or the other")
+    checks.callable_or_none("progress", progress, PROGRESS)
+    dense_output = checks.flag("dense_output", dense_output)
+    options = run_options(problem, h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller,
+                          backend=backend, linear_solver=linear_solver, events=events, event_samples=event_samples,
+                          max_events=max_events, max_steps=max_steps)
+    if isinstance(problem, _Trivial):
+        return _nothing_to_integrate(problem, method, t_eval, dense_output, **options)
+    integ = Integrator(problem, method, **options) if progress is None else \
+        _Reporting(problem, method, progress, **options)
+    return integ._solve(t_eval, dense_output, save_every)
+
+
+def run_options(problem, *, h=None, adaptive=None, controller=None, max_steps=None, **options):
+    """The :class:`Integrator` options of a run over ``problem``'s whole span, its step checked against the span.
+
+    A fixed step (or first step) may not exceed the span, nor be too small
+    to advance ``t`` across it in floating point; ``max_steps`` defaults to
+    unlimited for fixed steps and ``ADAPTIVE_MAX_STEPS`` for adaptive ones.
+    The other options are passed on as they are.
+    """
     step, name = (controller.h, "controller.h") if isinstance(controller, FixedStep) else (h, "h")
     if step is not None and hasattr(problem, "t_span"):
         _within_span(step, name, problem)
@@ -134,20 +158,8 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
             raise ValueError(f"{name}={float(step)!r} is too small to advance t in floating point across "
                              f"t_span={t_span}: a step there must exceed 10 eps max(|t0|, |t_end|) = "
                              f"{floor:.3g}; accepted: {name} > {floor:.3g}")
-    save_every = checks.count("save_every", save_every)
-    if save_every > 1 and t_eval is not None:
-        raise ValueError(f"save_every={save_every} thins the stored steps, and t_eval stores chosen times "
-                         "instead of steps: give one or the other")
-    checks.callable_or_none("progress", progress, PROGRESS)
-    dense_output = checks.flag("dense_output", dense_output)
-    options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, backend=backend,
-                   linear_solver=linear_solver, events=events, event_samples=event_samples,
-                   max_events=max_events, max_steps=_default_max_steps(max_steps, h, adaptive, controller))
-    if isinstance(problem, _Trivial):
-        return _nothing_to_integrate(problem, method, t_eval, dense_output, **options)
-    integ = Integrator(problem, method, **options) if progress is None else \
-        _Reporting(problem, method, progress, **options)
-    return integ._solve(t_eval, dense_output, save_every)
+    return dict(options, h=h, adaptive=adaptive, controller=controller,
+                max_steps=_default_max_steps(max_steps, h, adaptive, controller))
 
 
 class _Reporting(Integrator):

@@ -240,16 +240,17 @@ def _only(dispatcher, signature):
 
 
 @functools.lru_cache(maxsize=None)
-def kernel(fn, signature, cache=True):
+def kernel(fn, signature, cache=True, nogil=False):
     """``fn`` compiled for exactly one signature, from the disk cache when it is there.
 
     Returned as a :class:`Kernel`, which calls the compiled code without
     Numba's dispatch: the arguments' types are known, and typing them on
     every call cost more than a short run.  ``cache=False`` for kernels
     built from code outside odekit (a family of the user's), whose edits the
-    cache's stamp would not see.
+    cache's stamp would not see.  ``nogil``: the call releases the GIL, so
+    that threads run it at once (an ensemble's lanes).
     """
-    dispatcher = numba.njit(cache=CACHE and cache, **OPTIONS)(fn)
+    dispatcher = numba.njit(cache=CACHE and cache, nogil=nogil, **OPTIONS)(fn)
     with _quiet():
         dispatcher.compile(signature)
     dispatcher.disable_compile()
@@ -270,6 +271,22 @@ class Kernel:
 
     def __call__(self, *args):
         return self._entry(*args)
+
+
+def chunk_kernel(fn, sample):
+    """An ensemble's chunk loop ``fn`` (see :mod:`.ensemble`), compiled without the GIL for the types of the
+    arguments ``sample``.  Not kept on disk: it is made for each family's loop and each structure of ``args``,
+    and calls the loop, already compiled, rather than compiling it again (a fraction of a second)."""
+    return kernel(fn, types.int64(*(typeof(a) for a in sample)), cache=False, nogil=True)
+
+
+@contextlib.contextmanager
+def compilations():
+    """Count what Numba compiles inside the block: yields a function that returns the count so far."""
+    from numba.core import event
+
+    with event.install_recorder("numba:compile") as recorder:
+        yield lambda: sum(1 for _, e in recorder.buffer if e.is_start)
 
 
 # --- signatures -----------------------------------------------------------------------

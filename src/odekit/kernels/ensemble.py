@@ -1,0 +1,114 @@
+"""The loop over an ensemble's trajectories: each one a whole run of its family's loop.
+
+``make_chunk(drive, deriv, pick, fresh, events)`` returns the loop that
+runs trajectories ``lo`` to ``hi`` of an ensemble, one after another, in one
+set of work arrays (a *lane*).  Each trajectory starts as
+:class:`odekit.Integrator` starts a run -- work arrays as
+:func:`odekit.runsetup.work_arrays` makes them, ``f`` at the initial state
+evaluated and counted -- and is then the family's own loop, so that its
+numbers are those of :func:`odekit.solve`, bit for bit.  Nothing is
+allocated per trajectory: the lane is reset in place, and the inputs and
+results are rows of the ensemble's arrays (:class:`Trajectories`).
+
+Compiled with ``nogil``, the loop runs in several threads at once, each
+with its own lane; the Python side hands out the chunks.  ``pick`` and
+``fresh`` are made for the structure of a run's ``args`` and work arrays
+by :func:`picker` and :func:`freshener`.
+"""
+
+from collections import namedtuple
+
+from . import jitable
+from .interface import EventState, Functions, Output, RunState
+from .layout import F, HAVE_F, SUCCESS, T, Y
+from .primitives import copy_row
+
+RUNNING = 99             # the code of a trajectory under way: the one holding it when its chunk raised raised it
+
+Trajectories = namedtuple("Trajectories", "args y0 fs ist y_end codes")
+Trajectories.__doc__ = """An ensemble's per-trajectory rows, the trajectory the first axis of each: the ``args``
+(a tuple whose per-trajectory entries are stacked, see :func:`picker`), initial states ``y0``, run state
+``fs`` and ``ist`` (rows set up as :class:`odekit.Integrator` sets up its own), and what each run leaves:
+its final state ``y_end`` and status code ``codes``."""
+
+Records = namedtuple("Records", "t_eval t y log_t log_i log_y")
+Records.__doc__ = """What an ensemble keeps per trajectory besides its final state: the requested times
+``t_eval`` (shared), rows ``t[i], y[i]`` of output (no columns when nothing is kept), and its event log
+``log_t[i], log_i[i], log_y[i]`` (see :class:`~.interface.EventState`)."""
+
+
+def make_chunk(drive, deriv, pick, fresh, events):
+    """The loop over a chunk of trajectories, for the family loop ``drive`` (with ``events`` or without)."""
+
+    def chunk(fns, data, rows, records, lane, blank, lo, hi, stop):
+        """Run trajectories ``lo`` to ``hi``; return where it stopped (``hi``, or earlier when ``stop[0]``).
+
+        ``lane`` is ``(scratch, ev)``: the work arrays and the event state
+        this call owns (``ev`` None without events); ``blank`` an
+        :class:`~.interface.Output` with empty dense-output buffers.
+        """
+        scratch, ev = lane
+        W = scratch[0]
+        rhs, jac, shared, g, affect = fns
+        for i in range(lo, hi):
+            if stop[0] != 0:                     # Ctrl-C: the Python side asked the lanes to stop
+                return i
+            # as a run's arrays start: odekit's families write their work arrays before they read
+            # them (the ensemble's tests pass without this), a user's family need not; the event
+            # state's counts must start at zero
+            fresh(lane)
+            copy_row(W, Y, rows.y0, i)
+            fs, ist = rows.fs[i], rows.ist[i]
+            args = pick(rows.args, i)
+            rows.codes[i] = RUNNING
+            code = deriv(rhs, args, fs[T], W, Y, F, ist, fs)       # the first evaluation, counted
+            if code == SUCCESS:
+                ist[HAVE_F] = 1
+                out = Output(records.t_eval, records.t[i], records.y[i], blank.dense_t, blank.dense_h,
+                             blank.dense_y, blank.dense_f, blank.dense_k)
+                if events:
+                    run = RunState(fs, ist, EventState(ev.spec, ev.kinds, ev.count, ev.conf, ev.G, ev.Y, ev.roots,
+                                                       ev.fired, records.log_t[i], records.log_i[i],
+                                                       records.log_y[i]))
+                    code = drive(Functions(rhs, jac, args, g, affect), data, run, scratch, out)
+                else:
+                    code = drive(Functions(rhs, jac, args, g, affect), data, RunState(fs, ist, None), scratch, out)
+            copy_row(rows.y_end, i, W, Y)
+            rows.codes[i] = code
+        return hi
+
+    return chunk
+
+
+# --- the two helpers made for a run's structure -----------------------------------------
+# A tuple of arrays of different types cannot be looped over in compiled code, so these
+# are written out for the tuple at hand: a line per entry.
+
+_MADE = {}
+
+
+def _made(source, name):
+    """The ``@jitable`` function ``name`` defined by ``source``, made once per source."""
+    if source not in _MADE:
+        namespace = {}
+        exec(compile(source, f"<odekit.kernels.ensemble {name}>", "exec"), namespace)
+        _MADE[source] = jitable(namespace[name])
+    return _MADE[source]
+
+
+def picker(per_trajectory):
+    """``pick(args, i)``: the ``args`` tuple of trajectory ``i``.
+
+    ``per_trajectory[j]`` says whether entry ``j`` of the ensemble's ``args``
+    is stacked (``args[j][i]`` is trajectory ``i``'s) or shared (``args[j]``).
+    """
+    items = [f"args[{j}][i]" if stacked else f"args[{j}]" for j, stacked in enumerate(per_trajectory)]
+    value = "()" if not items else f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    return _made(f"def pick(args, i):\n    return {value}\n", "pick")
+
+
+def freshener(count, events):
+    """``fresh(lane)``: a lane's ``count`` work arrays, and with ``events`` its event state, as a run starts (zero)."""
+    lines = [f"    lane[0][{j}].fill(0)" for j in range(count)]
+    lines += [f"    lane[1].{name}.fill(0)" for name in ("count", "G", "Y", "roots", "fired") if events]
+    return _made("def fresh(lane):\n" + "\n".join(lines or ["    return"]) + "\n", "fresh")
