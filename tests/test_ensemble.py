@@ -235,3 +235,63 @@ def test_the_plot_of_kept_states_draws_their_spread():
     assert len(fig.axes) == 3
     median = [line for line in fig.axes[0].lines if line.get_label() == "median"][0]
     np.testing.assert_allclose(median.get_ydata(), np.median(ens.y[:, :, 0], axis=0))
+
+
+# --- on a cluster: Dask's LocalCluster of two worker processes, and any Executor ---------------
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        yield client
+
+
+def test_a_dask_cluster_gives_the_same_numbers_and_compiles_once_per_worker(client):
+    y0 = lorenz_starts(40)
+    here = ensemble(lorenz(t_end=2.0), "dp54", y0=y0, rtol=1e-7, workers=1)
+    there = ensemble(lorenz(t_end=2.0), "dp54", y0=y0, rtol=1e-7, workers=client, chunk=4)
+    np.testing.assert_array_equal(here.y, there.y)
+    np.testing.assert_array_equal(here.stats.nfev, there.stats.nfev)
+    assert [c["trajectories"] for c in sorted(there.chunks, key=lambda c: c["trajectories"])] == \
+        [(lo, lo + 4) for lo in range(0, 40, 4)]
+    by_worker = {}
+    for c in there.chunks:
+        by_worker.setdefault(c["pid"], []).append(c)
+    assert len(by_worker) == 2                           # both worker processes ran chunks
+    for chunks in by_worker.values():
+        made = [c for c in chunks if c["set_up"]]
+        assert len(made) == 1 and made[0]["compilations"] > 0       # the set-up compiled the problem's code
+        later = [c for c in chunks if not c["set_up"]]
+        assert later and all(c["compilations"] == 0 for c in later)  # and the chunks after it compiled nothing
+
+
+def test_trajectories_that_fail_on_a_worker_come_back_with_their_status(client):
+    base = odekit.ODEProblem(_blow_up, (0.0, 2.0), [0.1])
+    y0 = np.array([[0.1], [1.0], [0.2], [0.3]])
+    ens = ensemble(base, "dp54", y0=y0, rtol=1e-8, workers=client, chunk=1)
+    assert ens.failed.tolist() == [1]
+    local = ensemble(base, "dp54", y0=y0, rtol=1e-8, workers=1)
+    np.testing.assert_array_equal(ens.status, local.status)
+    np.testing.assert_array_equal(ens.y_final, local.y_final)
+
+
+def test_a_lambda_is_sent_by_value_and_any_executor_runs_the_chunks(client):
+    # Dask's cloudpickle sends a lambda (and anything of __main__) by value
+    base = odekit.ODEProblem(lambda t, y, k: -k * y, (0.0, 1.0), [1.0], args=(1.0,))
+    rates = np.linspace(0.5, 2.0, 6)
+    ens = ensemble(base, "dp54", args={0: rates}, rtol=1e-10, atol=1e-12, workers=client.get_executor())
+    np.testing.assert_allclose(ens.y[:, 0], np.exp(-rates), rtol=1e-8)
+    np.testing.assert_array_equal(ens.y, ensemble(base, "dp54", args={0: rates}, rtol=1e-10, atol=1e-12).y)
+
+
+def test_a_function_that_cannot_be_sent_to_the_workers_is_named(client):
+    lock = threading.Lock()
+
+    def guarded(t, y):
+        with lock:
+            return -y
+
+    with pytest.raises(TypeError, match="the ensemble's fun 'guarded' cannot be sent to the workers"):
+        ensemble(odekit.ODEProblem(guarded, (0.0, 1.0), [1.0]), "dp54", n=4, workers=client)

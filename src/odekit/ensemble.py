@@ -793,7 +793,8 @@ def _is_distributed(workers):
 
 
 def _is_dask_client(workers):
-    return type(workers).__module__.startswith("distributed") and hasattr(workers, "submit")
+    # (by name: Dask is an optional extra, not imported to ask)
+    return type(workers).__module__.startswith("distributed") and hasattr(workers, "scheduler_info")
 
 
 def _distributed(spec, inputs, workers, chunk, progress):
