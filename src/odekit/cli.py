@@ -85,6 +85,27 @@ def main(argv=None):
     cv.add_argument("--csv", metavar="CSV", help="save the table as CSV")
     cv.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    sw = sub.add_parser("sweep", help="solve a problem at many values of one parameter: an ensemble per method")
+    sw.add_argument("problem", help=f"one of: {', '.join(problems.PROBLEMS)}")
+    sw.add_argument("-p", "--param", action="append", default=[], metavar="NAME=START:STOP:COUNT",
+                    help="the parameter swept, COUNT values from START to STOP, e.g. -p B=0:1:21 (once); "
+                         "other parameters as NAME=VALUE (repeatable)")
+    sw.add_argument("--method", default="dp54", help="a method, or several comma-separated (default dp54)")
+    step = sw.add_mutually_exclusive_group()
+    step.add_argument("--h", type=float, help="fixed step size")
+    step.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (adaptive; default 1e-6)")
+    sw.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (adaptive; default 1e-9)")
+    sw.add_argument("--t-end", type=float, help="end of the span (default: the problem's)")
+    sw.add_argument("--save", default="final", choices=("final", "steps"),
+                    help="final: the invariants at t_end; steps: also their largest change over the run")
+    where = sw.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, help="threads on this machine (default: every core)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler, e.g. tcp://scheduler:8786")
+    sw.add_argument("--backend", default="auto", choices=("auto", "numba", "python"))
+    sw.add_argument("--plot", metavar="PNG", help="save each invariant against the parameter, a line per method")
+    sw.add_argument("--csv", metavar="CSV", help="save the table as CSV")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar")
+
     st = sub.add_parser("stability", help="stability function, A-/L-stability and step limits of methods")
     st.add_argument("methods", nargs="+", help="method names")
     st.add_argument("--plot", metavar="PNG", help="save their stability regions in the complex plane")
@@ -108,7 +129,7 @@ def main(argv=None):
             print(problem_listing())
             return 0
         commands = {"solve": _solve, "shootout": _shootout, "convergence": _convergence,
-                    "stability": _stability, "serve": _serve}
+                    "stability": _stability, "serve": _serve, "sweep": _sweep}
         return commands[args.command](args)
     except (ValueError, TypeError, KeyError) as exc:
         print(f"odekit: error: {exc}", file=sys.stderr)
@@ -187,6 +208,44 @@ def _solve(args):
     for path in _write_solution(sol, args):
         print(f"  wrote {path}")
     return 0 if sol.success else 1
+
+
+def _sweep(args):
+    from .sweep import sweep
+
+    _check_outputs(args)
+    swept = [p for p in args.param if ":" in p.partition("=")[2]]
+    if len(swept) != 1:
+        raise ValueError(f"sweep needs one parameter to sweep, -p NAME=START:STOP:COUNT; got {len(swept)} "
+                         f"({', '.join(swept) or 'none'})")
+    name, values = _range(swept[0])
+    fixed = dict(_param(p) for p in args.param if p not in swept)
+    options = {"h": args.h} if args.h is not None else {"rtol": args.rtol, "atol": args.atol}
+    workers = args.workers
+    if args.scheduler is not None:
+        from distributed import Client
+
+        workers = Client(args.scheduler)
+    with Progress("sweep", quiet=args.quiet, starting=_starting(args)) as bar:
+        result = sweep(args.problem, name, values, _names(args.method), fixed, args.t_end, save=args.save,
+                       workers=workers, backend=args.backend, progress=bar, **options)
+    print(result)
+    _save(result, args)
+    return 0 if all(ens.success.all() for ens in result.runs.values()) else 1
+
+
+def _range(text):
+    """``NAME=START:STOP:COUNT`` as ``(name, values)``."""
+    name, _, spec = text.partition("=")
+    parts = spec.split(":")
+    try:
+        start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
+        if len(parts) != 3 or count < 1:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise ValueError(f"--param {name} must look like NAME=START:STOP:COUNT (COUNT a whole number >= 1), "
+                         f"got {text!r}") from None
+    return name, np.linspace(start, stop, count)
 
 
 def _write_solution(sol, args):
