@@ -430,16 +430,16 @@ class Runner:
                        np.zeros((count, logs, 2), dtype=np.int64), np.zeros((count, 2 * logs, n), dtype=dtype))
 
     def _lane(self):
-        """Work arrays and an event state of one's own, as a run starts with them."""
+        """Work arrays and an event state of one's own, and the work arrays as a run starts them."""
         proto = self.proto
-        scratch = work_arrays(proto.method, proto._y, proto.problem, None)
+        scratch, start = (work_arrays(proto.method, proto._y, proto.problem, None) for _ in range(2))
         if not self.events:
-            return scratch, None
+            return scratch, None, start
         model, blank = proto._state.ev, empty_events(proto._y.dtype)
-        return scratch, model._replace(count=np.zeros_like(model.count), G=np.zeros_like(model.G),
-                                       Y=np.zeros_like(model.Y), roots=np.zeros_like(model.roots),
-                                       fired=np.zeros_like(model.fired), log_t=blank.log_t, log_i=blank.log_i,
-                                       log_y=blank.log_y)
+        ev = model._replace(count=np.zeros_like(model.count), G=np.zeros_like(model.G), Y=np.zeros_like(model.Y),
+                            roots=np.zeros_like(model.roots), fired=np.zeros_like(model.fired),
+                            log_t=blank.log_t, log_i=blank.log_i, log_y=blank.log_y)
+        return scratch, ev, start
 
     def chunk(self, rows, records, lane, lo, hi, stop):
         """Run trajectories ``lo`` to ``hi`` of ``rows`` in ``lane``; return where it stopped."""

@@ -43,19 +43,20 @@ def make_chunk(drive, deriv, pick, fresh, events):
     def chunk(fns, data, rows, records, lane, blank, lo, hi, stop):
         """Run trajectories ``lo`` to ``hi``; return where it stopped (``hi``, or earlier when ``stop[0]``).
 
-        ``lane`` is ``(scratch, ev)``: the work arrays and the event state
-        this call owns (``ev`` None without events); ``blank`` an
+        ``lane`` is ``(scratch, ev, start)``: the work arrays and the event
+        state this call owns (``ev`` None without events), and the work
+        arrays as a run starts with them; ``blank`` an
         :class:`~.interface.Output` with empty dense-output buffers.
         """
-        scratch, ev = lane
+        scratch, ev, start = lane
         W = scratch[0]
         rhs, jac, shared, g, affect = fns
         for i in range(lo, hi):
             if stop[0] != 0:                     # Ctrl-C: the Python side asked the lanes to stop
                 return i
-            # as a run's arrays start: odekit's families write their work arrays before they read
-            # them (the ensemble's tests pass without this), a user's family need not; the event
-            # state's counts must start at zero
+            # the work arrays as work_arrays made them (zeros, and what a family loads, such as a
+            # splitting method's damping): odekit's families write the rest before they read it (the
+            # tests pass without this), a user's family need not; the event state starts at zero
             fresh(lane)
             copy_row(W, Y, rows.y0, i)
             fs, ist = rows.fs[i], rows.ist[i]
@@ -108,7 +109,7 @@ def picker(per_trajectory):
 
 
 def freshener(count, events):
-    """``fresh(lane)``: a lane's ``count`` work arrays, and with ``events`` its event state, as a run starts (zero)."""
-    lines = [f"    lane[0][{j}].fill(0)" for j in range(count)]
+    """``fresh(lane)``: a lane's ``count`` work arrays, and with ``events`` its event state, as a run starts them."""
+    lines = [f"    lane[0][{j}][:] = lane[2][{j}]" for j in range(count)]
     lines += [f"    lane[1].{name}.fill(0)" for name in ("count", "G", "Y", "roots", "fired") if events]
     return _made("def fresh(lane):\n" + "\n".join(lines or ["    return"]) + "\n", "fresh")
