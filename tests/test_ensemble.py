@@ -295,3 +295,38 @@ def test_a_function_that_cannot_be_sent_to_the_workers_is_named(client):
 
     with pytest.raises(TypeError, match="the ensemble's fun 'guarded' cannot be sent to the workers"):
         ensemble(odekit.ODEProblem(guarded, (0.0, 1.0), [1.0]), "dp54", n=4, workers=client)
+
+
+# --- Ctrl-C --------------------------------------------------------------------------------
+
+CTRL_C = """
+import sys, numpy as np, odekit
+from odekit.problems import lorenz
+y0 = np.array([-8.0, 8.0, 27.0]) + np.random.default_rng(1).normal(size=({n}, 3))
+print("started", flush=True)
+try:
+    odekit.ensemble(lorenz(t_end={t_end}), "dp54", y0=y0, backend="{backend}", workers={workers},
+                    progress=lambda done, total, label: done > 0 and print("running", flush=True))
+except odekit.Interrupted as exc:
+    ens = exc.solution
+    print("kept", int((ens.status == 0).sum()), int((ens.status == odekit.Status.INTERRUPTED).sum()), len(ens))
+"""
+
+
+@pytest.mark.parametrize("backend,workers,n,t_end", [("python", 1, 20_000, 2.0), ("numba", 2, 200_000, 30.0)])
+def test_ctrl_c_keeps_the_trajectories_done(backend, workers, n, t_end):
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", CTRL_C.format(backend=backend, workers=workers, n=n, t_end=t_end)],
+                            stdout=subprocess.PIPE, text=True)
+    for line in proc.stdout:
+        if line.startswith("running"):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    kept = [line for line in out.splitlines() if line.startswith("kept")]
+    assert kept, out
+    done, interrupted, total = map(int, kept[0].split()[1:])
+    assert done > 0 and interrupted > 0 and done + interrupted == total == n
