@@ -25,8 +25,6 @@ A measurement: nothing asserted.
 """
 
 import dataclasses
-import math
-import time
 
 import numpy as np
 

@@ -22,7 +22,6 @@ import concurrent.futures
 import copy
 import hashlib
 import inspect
-import itertools
 import os
 import pickle
 import threading
@@ -372,7 +371,7 @@ class Runner:
         numbers, since a run is deterministic -- until every one fits.
         """
         count = y0.shape[0]
-        result = Result(count, y0, self.spec.save, self.spec.t_eval)
+        result = Result(count, self.spec.save, self.spec.t_eval)
         result.backend, result.reason = self.backend, self.reason
         try:
             return self._passes(result, y0, args, threads, chunk, progress)
@@ -565,12 +564,9 @@ class Result:
     records in a later pass: ``where[i]`` is its pass, ``row[i]`` its row there.
     """
 
-    def __init__(self, count, y0, save, t_eval):
-        self.save, self.t_eval = save, t_eval
-        self.y_end = y0.copy()
-        self.codes = np.full(count, RUNNING, dtype=np.int64)
-        self.fs = np.zeros((count, L.FS_SIZE))
-        self.ist = np.zeros((count, L.IST_SIZE), dtype=np.int64)
+    def __init__(self, count, save, t_eval):
+        self.save, self.t_eval, self.count = save, t_eval, count
+        self.y_end = self.codes = self.fs = self.ist = None        # the first pass's own, or made when it is partial
         self.where = np.zeros(count, dtype=np.int64)
         self.row = np.arange(count)
         self.passes = []
@@ -579,7 +575,16 @@ class Result:
         self.info = []                  # per chunk of a cluster's run: where and how it ran
 
     def keep(self, index, rows, records, errors):
-        self.y_end[index], self.codes[index], self.fs[index], self.ist[index] = rows.y_end, rows.codes, rows.fs, rows.ist
+        """Take a pass's rows for trajectories ``index`` (the pass's own arrays when it ran them all)."""
+        if self.fs is None and index.size == self.count:
+            self.y_end, self.codes, self.fs, self.ist = rows.y_end, rows.codes, rows.fs, rows.ist
+        else:
+            if self.fs is None:
+                self.y_end, self.fs, self.ist = (np.zeros((self.count,) + a.shape[1:], dtype=a.dtype)
+                                                 for a in (rows.y_end, rows.fs, rows.ist))
+                self.codes = np.full(self.count, RUNNING, dtype=np.int64)
+            self.y_end[index], self.codes[index] = rows.y_end, rows.codes
+            self.fs[index], self.ist[index] = rows.fs, rows.ist
         self.where[index], self.row[index] = len(self.passes), np.arange(index.size)
         self.passes.append(records)
         self.errors.update({int(index[i]): exc for i, exc in errors.items()})
@@ -604,7 +609,7 @@ class Result:
     def joined(cls, parts):
         """The results of consecutive chunks, as one."""
         first = parts[0]
-        whole = cls(0, first.y_end[:0], first.save, first.t_eval)
+        whole = cls(sum(p.count for p in parts), first.save, first.t_eval)
         whole.y_end = np.concatenate([p.y_end for p in parts])
         whole.codes = np.concatenate([p.codes for p in parts])
         whole.fs = np.concatenate([p.fs for p in parts])
