@@ -147,3 +147,46 @@ def test_splittings_that_allow_velocity_dependent_forces_keep_their_order(name):
     method = odekit.method(name)
     order, errors = study(prob, method, 200, exact)
     assert abs(order - method.order) <= TOL, (order, errors)
+
+
+# --- linear damping in splitting methods: the damping's flow solved exactly keeps the order -----------
+
+def _springs(t, x, v, omega):
+    return -omega * omega * x
+
+
+def _damped_springs(c, omega):
+    """Independent springs ``x'' = -omega^2 x - c v`` (``c`` a number or one per spring), the zoo's exact solutions."""
+    omega = np.asarray(omega, dtype=float)
+    zeta = np.broadcast_to(np.asarray(c) / (2 * omega), omega.shape)
+    parts = [odekit.problems.harmonic_oscillator(omega=w, zeta=z, x0=1.0, t_end=3.0) for w, z in zip(omega, zeta)]
+
+    def exact(t):
+        x, v = zip(*(p.exact(t) for p in parts))
+        return np.array(x), np.array(v)
+
+    return odekit.SecondOrderProblem(_springs, (0.0, 3.0), np.ones(omega.size), np.zeros(omega.size), args=(omega,),
+                                     velocity_dependent=False, damping=c, exact=exact, name="damped_springs")
+
+
+DAMPED_SPRING = _damped_springs(0.4, [1.0])
+DAMPED_SPRINGS = _damped_springs(np.array([0.4, 1.5]), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("m", SPLITTING, ids=lambda m: m.name)
+def test_splittings_keep_their_order_with_linear_damping(m):
+    """Damped oscillator x'' = -x - 0.4 v declared with damping=0.4: the drift
+    is the exact flow of x' = v, v' = -c v, so every scheme keeps its order
+    (velocity Verlet 2, Forest-Ruth and PEFRL 4, Yoshida 6)."""
+    start = first_steps(DAMPED_SPRING, m, {1: 200, 2: 50, 4: 20, 6: 10})
+    order, errors = study(DAMPED_SPRING, m, start, lambda t: np.stack(DAMPED_SPRING.exact(t)))
+    assert abs(order - m.order) <= TOL, (order, errors)
+
+
+@pytest.mark.parametrize("name", ["velocity_verlet", "forest_ruth", "leapfrog"])
+def test_splittings_keep_their_order_with_damping_per_component(name):
+    """Two springs, omega = 1 and 2, damped by c = 0.4 and 1.5: one coefficient each."""
+    m = odekit.method(name)
+    start = first_steps(DAMPED_SPRINGS, m, {2: 50, 4: 20})
+    order, errors = study(DAMPED_SPRINGS, m, start, lambda t: np.stack(DAMPED_SPRINGS.exact(t)))
+    assert abs(order - m.order) <= TOL, (order, errors)

@@ -19,12 +19,13 @@ import sys
 import warnings
 
 import numpy as np
+import scipy.sparse
 
 from . import events as _events
 from .kernels.evaluation import store, store_matrix
 from .kernels.interface import Functions
 from .kernels.layout import SUCCESS
-from .kernels.splitting import copy_velocity
+from .kernels.splitting import copy_velocity, damp
 
 BACKENDS = ("auto", "numba", "python")
 
@@ -96,12 +97,32 @@ def _force_adapter(accel, shape, inplace):
     return force
 
 
-def _reduced_adapter(force):
-    """``u' = [v, a(t, x, v)]``: the first-order view of a second-order problem."""
-    def rhs(t, W, src, dst, args):
+def python_force(problem):
+    """The force ``accel`` of a second-order ``problem`` alone, in the kernel convention, as Python."""
+    return _force_adapter(problem.accel, problem.shape, problem.inplace)
+
+
+def _reduced_adapter(force, damping=None):
+    """``u' = [v, a(t, x, v) - c v]``: the first-order view of a second-order problem.
+
+    ``damping`` is the problem's ``c`` as a tuple of one number per position
+    (see :func:`_adapter_key`), or None.  Compiled, it is a constant of the
+    adapter: each value compiles the adapter anew (a splitting method takes
+    it as data instead, see :mod:`odekit.kernels.splitting`).
+    """
+    if damping is None:
+        def rhs(t, W, src, dst, args):
+            copy_velocity(W, dst, 0, src)
+            return force(t, W, src, dst, args)
+        return rhs
+    C = np.concatenate([np.zeros(len(damping)), damping])[None]     # one row, c aligned with v
+
+    def damped_rhs(t, W, src, dst, args):
         copy_velocity(W, dst, 0, src)
-        return force(t, W, src, dst, args)
-    return rhs
+        ok = force(t, W, src, dst, args)
+        damp(W, dst, src, C, 0, 1.0)
+        return ok
+    return damped_rhs
 
 
 def _jac_adapter(jac, shape):
@@ -121,15 +142,21 @@ def _jac_adapter(jac, shape):
     return jac_call
 
 
-def _sparse_jac_adapter(jac, shape, second_order):
-    """The user's Jacobian into a Jacobian object of :mod:`odekit.sparse` (Python backend only)."""
+def _sparse_jac_adapter(jac, shape, second_order, damping=None):
+    """The user's Jacobian into a Jacobian object of :mod:`odekit.sparse` (Python backend only).
+
+    A second-order problem's ``damping`` (see :func:`_reduced_adapter`) is added to ``A_v``.
+    """
     if not callable(jac):
         return lambda t, W, src, J, args: J.set(jac)
     if second_order:
         def jac_call(t, W, src, J, args):
             n = W.shape[1] // 2
             pair = jac(t, W[src, :n].reshape(shape), W[src, n:].reshape(shape), *args)
-            return J.set(tuple(pair) if isinstance(pair, (tuple, list)) else pair)
+            ok = J.set(tuple(pair) if isinstance(pair, (tuple, list)) else pair)
+            if ok and damping is not None:
+                J.A_v = J.A_v - scipy.sparse.diags(np.asarray(damping, dtype=J.A_v.dtype), format="csr")
+            return ok
         return jac_call
     return lambda t, W, src, J, args: J.set(jac(t, W[src].reshape(shape), *args))
 
@@ -382,7 +409,20 @@ def _adapter_key(problem, takes_force, needs_jac=True):
     if jac is not None and not callable(jac):
         # one hashable stand-in per problem, so repeated solves reuse the compiled adapter
         jac = problem.__dict__.setdefault("_constant_jacobian", _Constant(jac))
-    return user, jac, takes_force, problem.second_order, problem.shape, problem.inplace
+    return user, jac, takes_force, problem.second_order, problem.shape, problem.inplace, _damping_key(problem,
+                                                                                                   takes_force)
+
+
+def _damping_key(problem, takes_force):
+    """The damping the first-order view adds, one float per position (hashable), or None.
+
+    None for a family that integrates the force itself: it reads the damping
+    from its work matrix, so one compiled adapter serves every value.
+    """
+    c = getattr(problem, "damping", None)
+    if c is None or takes_force:
+        return None
+    return tuple(np.broadcast_to(c, problem.shape).ravel().tolist())
 
 
 class _Constant:
@@ -393,12 +433,12 @@ class _Constant:
 
 
 @functools.lru_cache(maxsize=256)
-def _adapters(user, jac, takes_force, second_order, shape, inplace, backend, signatures, sparse=False):
+def _adapters(user, jac, takes_force, second_order, shape, inplace, damping, backend, signatures, sparse=False):
     """The ``(rhs, jac)`` adapters of one user function, compiled for ``signatures``.
 
     ``sparse`` (the kernels run as Python) fills the Jacobian objects of
     :mod:`odekit.sparse` instead of a dense matrix, with the user's ``jac``
-    called as Python.
+    called as Python.  ``damping``: see :func:`_reduced_adapter`.
     """
     compiled = backend == "numba"
     compile_function = _compiler(compiled)
@@ -409,13 +449,14 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, backend, sig
             if takes_force:
                 rhs = compile_function(force, rhs_sig)
             else:
-                rhs = compile_function(_reduced_adapter(compile_function(force)), rhs_sig)
+                rhs = compile_function(_reduced_adapter(compile_function(force), damping), rhs_sig)
         else:
             rhs = compile_function(_value_adapter(compile_function(user), shape, inplace), rhs_sig)
     if jac is None or (second_order and not sparse):
         return rhs, compile_function(_no_jacobian, jac_sig)
     if sparse:
-        return rhs, _sparse_jac_adapter(jac.value if isinstance(jac, _Constant) else jac, shape, second_order)
+        return rhs, _sparse_jac_adapter(jac.value if isinstance(jac, _Constant) else jac, shape, second_order,
+                                        damping)
     with _compiling(_described(jac, "jac"), compiled):
         source = jac.value if isinstance(jac, _Constant) else compile_function(jac)
         return rhs, compile_function(_jac_adapter(source, shape), jac_sig)

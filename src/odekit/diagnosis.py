@@ -66,18 +66,23 @@ def _check_velocity_independent(run, kernels, t0):
     numbers at another velocity; ``2 v0 + pi/3`` differs from ``v0`` in
     every component (and from ``-v0`` unless ``v0 = -pi/9``).  One
     evaluation on a copy of the state: not counted, nothing of the run
-    touched.
+    touched.  A damped problem's ``f`` holds ``a - c v``, which differs at
+    another ``v`` whatever ``a`` does: ``accel`` alone is called then, as
+    Python, at both velocities.
     """
     W = run._scratch[0]
     n = W.shape[1] // 2
-    probe = W[[L.Y, L.F]]
-    probe[0, n:] = 2.0 * probe[0, n:] + math.pi / 3
+    p = run.problem
+    force = kernels.rhs if p.damping is None else _backend.python_force(p)
+    probe = W[[L.Y, L.F, L.Y, L.F]]
+    probe[2, n:] = 2.0 * probe[2, n:] + math.pi / 3
     try:
-        fits = kernels.rhs(t0, probe, 0, 1, run.problem.args)
+        fits = p.damping is None or force(t0, probe, 0, 1, p.args)
+        fits = fits and force(t0, probe, 2, 3, p.args)
     except Exception as exc:
         exc.add_note("odekit: raised by accel at another velocity, called to check velocity_dependent=False")
         raise
-    a0, a1 = W[L.F, n:], probe[1, n:]
+    a0, a1 = (W[L.F, n:] if p.damping is None else probe[1, n:]), probe[3, n:]
     if fits and np.array_equal(a0, a1):
         return
     i = int(np.flatnonzero(a0 != a1)[0]) if fits else 0

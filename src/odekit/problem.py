@@ -5,12 +5,13 @@ notes, 1997), the solver needs only the size of the state, the state and
 time, and the derivative.  :class:`ODEProblem` holds ``y' = f(t, y)``;
 :class:`SecondOrderProblem` holds mechanics, ``x'' = a(t, x, v)``, which
 splitting methods use directly and every other method sees through the
-reduction ``u = [x, v]``, ``u' = [v, a]``.  :class:`System` is the object
+reduction ``u = [x, v]``, ``u' = [v, a - c v]`` (``c`` its linear damping, if any).  :class:`System` is the object
 protocol for models that live in objects.
 """
 
 from collections.abc import Mapping
 import copy
+import math
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -95,6 +96,24 @@ def _invariants(invariants):
     for key, fun in invariants.items():
         _callable(f"invariants[{key!r}]", fun)
     return dict(invariants)
+
+
+def _damping(damping, shape):
+    """Linear damping: None (also for zero), a float, or a float array shaped like the positions."""
+    if damping is None:
+        return None
+    accepted = f"a finite number >= 0, or an array of them shaped like x0 {shape}"
+    if checks.is_real(damping):
+        c = checks.real("damping", damping, accepted, lambda x: x >= 0 and math.isfinite(x))
+        return c if c != 0 else None
+    c = checks.array("damping", damping, checks.REAL, accepted).astype(float)
+    if c.shape != shape:
+        raise ValueError(f"damping has shape {c.shape}; accepted: {accepted}")
+    bad = ~(np.isfinite(c) & (c >= 0))
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"damping{list(where)} = {c[where].item()!r}; accepted: {accepted}")
+    return c if c.any() else None
 
 
 def _with_span(problem, t_span):
@@ -261,7 +280,17 @@ class SecondOrderProblem:
     args : tuple
     velocity_dependent : bool
         Whether ``accel`` uses ``v`` (drag, magnetic forces).  Splitting
-        methods of order > 1 need ``False`` and refuse ``True``.
+        methods of order > 1 need ``False`` and refuse ``True``; declare
+        linear damping with ``damping`` instead.
+    damping : float or array_like, optional
+        Linear damping ``c >= 0``, one number or one per position (shaped
+        like ``x0``): the problem is ``x'' = accel(t, x, v) - c v``, with
+        ``-c v`` left out of ``accel``.  Every method solves the same
+        damped problem; splitting methods solve the damping's part exactly
+        (conformal symplectic, keeping their order, see
+        :mod:`odekit.kernels.splitting`), so a damped problem whose
+        ``accel`` ignores ``v`` is ``velocity_dependent=False``.  Stored as
+        a float or an array shaped like ``x0``; None when absent or zero.
     invariants : mapping, optional
         ``name -> g(t, x, v)``.
     exact : callable, optional
@@ -272,7 +301,7 @@ class SecondOrderProblem:
         ``jac(t, x, v, *args)`` returns ``(A_x, A_v)``, the force Jacobians
         ``da/dx`` and ``da/dv`` over the flattened ``x`` and ``v`` (each
         ``x0.size`` square, dense or :mod:`scipy.sparse`), for implicit
-        methods.  Sparse ones are solved by eliminating the position
+        methods; without the damping's ``-c``, which odekit adds to ``A_v``.  Sparse ones are solved by eliminating the position
         correction: ``(I - h A_v - h^2 A_x) dv = r``, symmetric positive
         definite for conservative springs and damping, so conjugate gradients
         apply (Baraff & Witkin, *Large Steps in Cloth Simulation*, 1998).
@@ -288,7 +317,7 @@ class SecondOrderProblem:
 
     def __init__(self, accel, t_span, x0, v0, args=(), velocity_dependent=True,
                  invariants=None, exact=None, name=None, inplace=False, jac=None, autonomous=False,
-                 events=None):
+                 events=None, damping=None):
         self.accel = _callable("accel", accel)
         self.t_span = checks.time_span("t_span", t_span)
         self.x0 = checks.state("x0", x0)
@@ -300,6 +329,7 @@ class SecondOrderProblem:
             self.x0, self.v0 = self.x0.astype(dtype), self.v0.astype(dtype)
         self.args = _args(args)
         self.velocity_dependent = checks.flag("velocity_dependent", velocity_dependent)
+        self.damping = _damping(damping, self.x0.shape)
         self.invariants = _invariants(invariants)
         self.exact = _callable("exact", exact, allow_none=True)
         self.name = name or getattr(accel, "__name__", "mechanics")

@@ -109,7 +109,8 @@ class Method:
         if self.needs_velocity_independent and problem.second_order and problem.velocity_dependent:
             return (f"method {self.name!r} needs forces that do not depend on velocity, but the problem says "
                     "velocity_dependent=True; with a(t, x, v) it would silently lose its order. Declare "
-                    "velocity_dependent=False if accel ignores v, or use 'symplectic_euler' or a Runge-Kutta "
+                    "velocity_dependent=False if accel ignores v (linear damping -c v goes in damping=c, "
+                    "which splitting methods solve exactly), or use 'symplectic_euler' or a Runge-Kutta "
                     "method such as 'rk4'")
         return None
 
@@ -197,7 +198,8 @@ class Method:
         if self.aliases:
             facts.append("- **aliases** " + ", ".join(f"`{a}`" for a in self.aliases))
         if self.needs_velocity_independent:
-            facts.append("- needs forces that do not depend on velocity")
+            facts.append("- needs forces that do not depend on velocity; linear damping `-c v`, declared as "
+                         "`SecondOrderProblem(..., damping=c)`, is solved exactly and keeps the order")
         return f"### `{self.name}`: {self.title}\n\n" + "\n".join(facts)
 
 

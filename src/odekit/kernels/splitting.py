@@ -21,7 +21,25 @@ the next (in row ``HALF``) and synchronises ``v`` only for output.
 
 Each force is checked for inf and nan as it is computed: a kick costs far
 more than the check, and the time of a failure is then known exactly.
+
+Linear damping, ``a = f(t, x) - c v``, is kept out of the force and split
+with the drift: the drift of duration ``tau`` becomes the exact flow of
+``x' = v, v' = -c v``, ``x += (1 - e^{-c tau})/c v, v *= e^{-c tau}``, and
+the kick stays the kick of ``f``.  Both flows are exact, so every scheme
+keeps its order, and each drift contracts the symplectic form by exactly
+``e^{-c tau}``: a step's Jacobian has determinant ``e^{-h sum(c)}``, as the
+true flow's (a conformal symplectic splitting: McLachlan & Quispel,
+*Splitting methods*, Acta Numerica 11 (2002), and Bhatt, Floyd & Moore,
+*Second order conformal symplectic schemes for damped Hamiltonian systems*,
+J. Sci. Comput. 66 (2016)).  The coefficients live in row ``DAMP`` of the
+work matrix (see :func:`load_damping`); the derivative ``f = [v, f - c v]``
+in the rows ``F`` includes the damping, as every other family's does, so
+the stepper adds ``c v`` back where it reuses ``f`` as the force.
 """
+
+import math
+
+import numpy as np
 
 from . import compiled_as, jitable
 from .evaluation import evaluate_finite, overflowed
@@ -30,6 +48,8 @@ from .primitives import copy_row
 
 ACC = STAGE          # the force, in the second half (the first half stays finite)
 HALF = STAGE + 1     # leapfrog's half-step velocity w, in the second half
+DAMP = STAGE + 2     # the damping: c in the second half, aligned with v; its kind in DAMP[0]
+UNDAMPED, UNIFORM, PER_COMPONENT = 0.0, 1.0, 2.0     # the kinds: one c for all (in every entry), or one each
 
 
 # --- the halves of a row: positions first, velocities second ---------------------
@@ -76,6 +96,82 @@ def copy_velocity(W, dst, dst_half, src):
     W[dst, dst_half * n:(dst_half + 1) * n] = W[src, n:]
 
 
+# --- linear damping: a = f - c v, c in row DAMP ----------------------------------
+
+def load_damping(W, c):
+    """Write the damping ``c`` (None, one number or one per position) into row ``DAMP`` of ``W``.
+
+    ``c`` fills the second half, where it meets ``v`` of every row; the
+    first entry says which kind it is, so that an undamped run (``c`` None)
+    runs the undamped loops and its numbers are those of a run without this.
+    """
+    n = W.shape[1] // 2
+    W[DAMP] = 0.0
+    if c is not None:
+        c = np.asarray(c, dtype=float)
+        W[DAMP, n:] = c.ravel()
+        W[DAMP, 0] = UNIFORM if c.ndim == 0 else PER_COMPONENT
+
+
+@jitable
+def damped(W):
+    """Whether the run has damping (see :func:`load_damping`)."""
+    return W[DAMP, 0].real != UNDAMPED
+
+
+def _damp_loop(W, dst, src, C, crow, sign):
+    n = W.shape[1] // 2
+    for i in range(n):
+        W[dst, n + i] -= sign * C[crow, n + i] * W[src, n + i]
+
+
+@compiled_as(_damp_loop)
+def damp(W, dst, src, C, crow, sign):
+    """``a -= sign c v``: the velocities' derivatives of row ``dst``, ``v`` of row ``src``, ``c`` of ``C[crow]``.
+
+    ``sign`` 1 adds the damping to a force, -1 takes it out again.
+    """
+    n = W.shape[1] // 2
+    W[dst, n:] -= sign * C[crow, n:] * W[src, n:]
+
+
+@jitable
+def damping_factors(c, tau):
+    """``(e^{-c tau}, (1 - e^{-c tau}) / c)``: the exact flow's factors, the second ``tau`` for ``c = 0``.
+
+    ``expm1`` keeps the second accurate for small ``c tau``, where ``1 - e^{-c tau}`` cancels.
+    """
+    if c == 0.0:
+        return 1.0, tau
+    return math.exp(-c * tau), -math.expm1(-c * tau) / c
+
+
+@jitable
+def damped_drift(W, row, tau, vrow):
+    """The exact flow of ``x' = v, v' = -c v`` over ``tau``: ``x`` of row ``row``, ``v`` of row ``vrow``.
+
+    ``x += (1 - e^{-c tau})/c v`` with the velocities before they decay by ``e^{-c tau}``.
+    Scalar arithmetic both compiled and as Python, so the two give the same numbers.
+    """
+    n = W.shape[1] // 2
+    per_component = W[DAMP, 0].real == PER_COMPONENT
+    decay, reach = damping_factors(W[DAMP, n].real, tau)
+    for i in range(n):
+        if per_component:
+            decay, reach = damping_factors(W[DAMP, n + i].real, tau)
+        W[row, i] += reach * W[vrow, n + i]
+        W[vrow, n + i] *= decay
+
+
+@jitable
+def drift_of(W, row, tau, vrow, with_damping):
+    """A drift of ``tau``: damped, or the plain ``x += tau v``."""
+    if with_damping:
+        damped_drift(W, row, tau, vrow)
+    else:
+        drift(W, row, tau, vrow)
+
+
 # --- the step ----------------------------------------------------------------------
 
 @jitable
@@ -85,9 +181,12 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yn
     W = scratch[0]
     copy_row(W, ynew, W, y)
     velocity_dependent = flags[0] != 0
+    with_damping = damped(W)
     have_a = have_f
     if have_a:
-        copy_row(W, ACC, W, f)                   # f = [v, a]
+        copy_row(W, ACC, W, f)                   # f = [v, a - c v]
+        if with_damping:
+            damp(W, ACC, y, W, DAMP, -1.0)       # the force a alone
     if flags[1] != 0:
         if fs[CARRY_H] != h:                     # open the half-step velocity
             if not have_a:
@@ -96,7 +195,7 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yn
                     return code, have_f, False
             copy_row(W, HALF, W, ynew)
             kick(W, HALF, 0.5 * h, ACC)
-        drift(W, ynew, h, HALF)                  # drift a whole step with v(t + h/2)
+        drift_of(W, ynew, h, HALF, with_damping)  # drift a whole step with v(t + h/2)
         code = evaluate_finite(rhs, args, t + h, W, ynew, ACC, ist, fs)
         if code != SUCCESS:
             fs[CARRY_H] = 0.0
@@ -105,13 +204,12 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yn
         kick(W, ynew, 0.5 * h, ACC)              # synchronised v(t + h), for output
         kick(W, HALF, h, ACC)                    # v(t + 3h/2) for the next step
         fs[CARRY_H] = h
-        copy_row(W, fnew, W, ACC)
-        copy_velocity(W, fnew, 0, ynew)
+        derivative_from_force(W, fnew, ynew, with_damping)
         return overflowed(W, ynew, fs), have_f, True
     tau = 0.0
     for i in range(kicks.shape[0]):
         if drifts[i] != 0.0:
-            drift(W, ynew, drifts[i] * h, ynew)
+            drift_of(W, ynew, drifts[i] * h, ynew, with_damping)
             tau += drifts[i]
             have_a = False
         if not have_a:
@@ -121,17 +219,28 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yn
         kick(W, ynew, kicks[i] * h, ACC)
         have_a = not velocity_dependent
     if drifts[-1] != 0.0:
-        drift(W, ynew, drifts[-1] * h, ynew)
+        drift_of(W, ynew, drifts[-1] * h, ynew, with_damping)
         have_a = False
     if have_a:
-        copy_row(W, fnew, W, ACC)
-        copy_velocity(W, fnew, 0, ynew)
+        derivative_from_force(W, fnew, ynew, with_damping)
         return overflowed(W, ynew, fs), have_f, True
     return overflowed(W, ynew, fs), have_f, False
 
 
 @jitable
-def second_order_derivative(rhs, args, t, W, src, dst, ist, fs):
-    """``W[dst] = u'(t) = [v, a(t, x, v)]`` for ``u = [x, v]``: one force evaluation."""
+def derivative_from_force(W, dst, src, with_damping):
+    """``W[dst] = [v, a - c v]`` from the force ``a`` in row ``ACC`` and ``v`` of row ``src``."""
+    copy_row(W, dst, W, ACC)
     copy_velocity(W, dst, 0, src)
-    return evaluate_finite(rhs, args, t, W, src, dst, ist, fs)
+    if with_damping:
+        damp(W, dst, src, W, DAMP, 1.0)
+
+
+@jitable
+def second_order_derivative(rhs, args, t, W, src, dst, ist, fs):
+    """``W[dst] = u'(t) = [v, a(t, x, v) - c v]`` for ``u = [x, v]``: one force evaluation."""
+    copy_velocity(W, dst, 0, src)
+    code = evaluate_finite(rhs, args, t, W, src, dst, ist, fs)
+    if code == SUCCESS and damped(W):
+        damp(W, dst, src, W, DAMP, 1.0)
+    return code

@@ -1,0 +1,174 @@
+"""Linear damping declared with ``SecondOrderProblem(..., damping=c)``.
+
+Splitting methods solve the damping's flow exactly inside the drift (a
+conformal symplectic splitting, :mod:`odekit.kernels.splitting`): each step
+contracts phase-space volume by exactly ``e^{-h sum(c)}``, as the true flow
+does -- ``e^{-c h d}`` for one ``c`` over ``d`` degrees of freedom.  Every
+other method sees ``u' = [v, a - c v]``, the same problem.  (Their orders:
+tests/test_convergence.py.)
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+import odekit
+from odekit import SecondOrderProblem, solve
+
+SPLITTING = [m.name for m in odekit.methods("splitting")]
+K = np.array([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0], [0.0, -1.0, 2.0]])
+C = np.array([0.3, 0.0, 1.1])
+
+
+def stiff_springs(t, x, v):
+    # nonlinear (Duffing) and coupled, analytic, so complex steps differentiate it
+    return -K @ x - x ** 3
+
+
+def step_jacobian(name, c, h=0.1):
+    """The one-step map's Jacobian at a state, by complex steps: exact to round-off."""
+    x0, v0 = np.array([0.4, -0.2, 0.7]), np.array([0.1, 0.5, -0.3])
+    u0 = np.concatenate([x0, v0])
+    J = np.empty((6, 6))
+    for j in range(6):
+        u = u0.astype(complex)
+        u[j] += 1e-30j
+        prob = SecondOrderProblem(stiff_springs, (0.0, h), u[:3], u[3:], velocity_dependent=False, damping=c)
+        sol = solve(prob, name, h=h, backend="python")
+        J[:, j] = np.concatenate([sol.x[-1], sol.v[-1]]).imag / 1e-30
+    return J
+
+
+@pytest.mark.parametrize("name", SPLITTING)
+@pytest.mark.parametrize("c", [0.7, C], ids=["one c", "per component"])
+def test_a_step_contracts_volume_by_exactly_the_flows_factor(name, c):
+    h = 0.1
+    det = np.linalg.det(step_jacobian(name, c, h))
+    expected = math.exp(-h * float(np.sum(np.broadcast_to(c, (3,)))))
+    assert det == pytest.approx(expected, rel=1e-13, abs=0)
+
+
+def test_without_damping_a_step_keeps_volume():
+    """The same measurement, undamped: det 1 -- and far from the damped factor, so the test above can fail."""
+    det = np.linalg.det(step_jacobian("forest_ruth", None))
+    assert det == pytest.approx(1.0, rel=1e-13, abs=0)
+    assert abs(det - math.exp(-0.1 * 1.4)) > 0.1
+
+
+def spring(t, x, v):
+    return -K @ x
+
+
+def spring_and_damper(t, x, v):
+    return -K @ x - C * v
+
+
+@pytest.mark.parametrize("name", ["euler", "rk4", "dp54", "radau5", "bdf", "rodas4"])
+def test_every_other_method_solves_the_same_damped_problem(name):
+    """``damping=C`` in the first-order view is ``-C v`` in accel: the same numbers, bit for bit."""
+    span, x0, v0 = (0.0, 2.0), [1.0, 0.0, -0.5], [0.0, 0.3, 0.0]
+    declared = SecondOrderProblem(spring, span, x0, v0, velocity_dependent=False, damping=C)
+    inline = SecondOrderProblem(spring_and_damper, span, x0, v0, velocity_dependent=True)
+    options = {"h": 0.01} if name in ("euler", "rk4") else {}
+    a, b = (solve(p, name, backend="python", **options) for p in (declared, inline))
+    assert np.array_equal(a.y, b.y) and a.stats.nfev == b.stats.nfev
+
+
+def test_a_sparse_jacobian_gets_the_damping_added_to_its_velocity_part():
+    span, x0, v0 = (0.0, 2.0), [1.0, 0.0, -0.5], [0.0, 0.3, 0.0]
+    declared = SecondOrderProblem(spring, span, x0, v0, velocity_dependent=False, damping=C,
+                                  jac=lambda t, x, v: (sparse.csr_matrix(-K), sparse.csr_matrix((3, 3))))
+    inline = SecondOrderProblem(spring_and_damper, span, x0, v0, velocity_dependent=True,
+                                jac=lambda t, x, v: (sparse.csr_matrix(-K), sparse.diags(-C, format="csr")))
+    a, b = (solve(p, "radau5", backend="python") for p in (declared, inline))
+    assert a.stats.njev > 0 and np.array_equal(a.y, b.y) and a.stats.nfev == b.stats.nfev
+
+
+def test_splitting_output_between_steps_uses_the_damped_derivative():
+    """Cubic Hermite output of v needs v' = a - c v at both ends: with a alone its slope would be off
+    by c v, an interpolation error of order h c v where the steps' own error is of order h^2."""
+    c, h = 0.8, 0.05
+    exact = odekit.problems.harmonic_oscillator(omega=1.0, zeta=c / 2, t_end=4.0).exact
+    prob = SecondOrderProblem(lambda t, x, v: -x, (0.0, 4.0), 1.0, 0.0, velocity_dependent=False, damping=c)
+    sol = solve(prob, "velocity_verlet", h=h, dense_output=True, backend="python")
+    at_steps = max(abs(v - exact(t)[1]) for t, v in zip(sol.t, sol.v))
+    between = np.concatenate([sol.t[:-1] + theta * h for theta in (0.2, 0.5, 0.8)])
+    interpolated = max(abs(sol.sol(t)[1] - exact(t)[1]) for t in between)
+    assert interpolated < 1.5 * at_steps
+
+
+def test_events_are_located_on_the_damped_motion():
+    """The damped spring from rest turns back (v = 0) at t = pi / w_d, w_d = sqrt(1 - c^2/4): found to
+    the method's order (the velocity's interpolant uses v' = a - c v)."""
+    c = 0.4
+    turn = math.pi / math.sqrt(1 - (c / 2) ** 2)
+    stops = odekit.Event(lambda t, x, v: v, terminal=True, direction=1)
+    prob = SecondOrderProblem(lambda t, x, v: -x, (0.0, 5.0), 1.0, 0.0, velocity_dependent=False, damping=c)
+    errors = [abs(solve(prob, "forest_ruth", h=h, events=stops, backend="python").t[-1] - turn)
+              for h in (0.1, 0.05)]
+    assert errors[0] < 1e-4 and errors[0] / errors[1] > 2 ** 3.5, errors     # fourth order: 16 per halving
+
+
+def chain(t, x, v):
+    # elementwise only: a matrix product or a power may round differently compiled
+    a = -2.0 * x - x * x * x
+    a[1:] += x[:-1]
+    a[:-1] += x[1:]
+    return a
+
+
+@pytest.mark.parametrize("c", [0.7, C], ids=["one c", "per component"])
+def test_compiled_and_python_give_the_same_numbers(c):
+    prob = SecondOrderProblem(chain, (0.0, 3.0), [0.4, -0.2, 0.7], [0.1, 0.5, -0.3], velocity_dependent=False,
+                              damping=c)
+    for name in ("velocity_verlet", "leapfrog", "pefrl", "rk4"):
+        a, b = (solve(prob, name, h=0.01, backend=backend) for backend in ("python", "numba"))
+        assert np.array_equal(a.y, b.y), name
+
+
+def test_zero_damping_is_no_damping():
+    prob = SecondOrderProblem(spring, (0.0, 1.0), [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], velocity_dependent=False)
+    for c in (0.0, np.zeros(3)):
+        zero = SecondOrderProblem(spring, (0.0, 1.0), [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], velocity_dependent=False,
+                                  damping=c)
+        assert zero.damping is None
+        assert np.array_equal(solve(zero, "velocity_verlet", h=0.1).y, solve(prob, "velocity_verlet", h=0.1).y)
+
+
+@pytest.mark.parametrize("damping, match", [
+    (-0.1, r"damping must be a finite number >= 0, or an array of them shaped like x0 \(3,\), got -0.1"),
+    (math.nan, r"damping must be a finite number >= 0.*got nan"),
+    (math.inf, r"damping must be a finite number >= 0.*got inf"),
+    ("0.5", r"damping must be a finite number >= 0.*got '0.5' \(str\)"),
+    ([0.1, 0.2], r"damping has shape \(2,\); accepted: a finite number >= 0, or an array of them shaped like x0"),
+    ([0.1, -0.2, 0.0], r"damping\[1\] = -0.2; accepted: a finite number >= 0"),
+    ([0.1, 0.2, math.nan], r"damping\[2\] = nan; accepted"),
+    (True, r"damping must be a finite number >= 0.*got True \(bool\)"),
+])
+def test_bad_damping_is_refused_naming_it(damping, match):
+    with pytest.raises(ValueError, match=match):
+        SecondOrderProblem(spring, (0.0, 1.0), [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], damping=damping)
+
+
+def test_the_refusal_of_velocity_dependent_forces_points_to_damping():
+    prob = SecondOrderProblem(spring_and_damper, (0.0, 1.0), [1.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"velocity_verlet.*velocity_dependent=True.*damping=c"):
+        solve(prob, "velocity_verlet", h=0.1)
+
+
+def test_a_damped_accel_that_also_reads_v_is_still_caught():
+    """velocity_dependent=False is checked on accel alone: damping= does not hide a v in it."""
+    prob = SecondOrderProblem(spring_and_damper, (0.0, 1.0), [1.0, 0.0, 0.0], [0.0, 0.3, 0.0],
+                              velocity_dependent=False, damping=C)
+    for name in ("velocity_verlet", "rk4"):
+        with pytest.raises(ValueError, match="accel depends on the velocity v"):
+            solve(prob, name, h=0.1, backend="python")
+
+
+def test_a_damped_accel_that_ignores_v_passes_that_check_from_a_moving_start():
+    prob = SecondOrderProblem(spring, (0.0, 1.0), [1.0, 0.0, 0.0], [0.5, 0.3, -1.0], velocity_dependent=False,
+                              damping=C)
+    for name in ("velocity_verlet", "rk4"):
+        assert solve(prob, name, h=0.1, backend="python").success
