@@ -197,9 +197,13 @@ class Method:
         ]
         if self.aliases:
             facts.append("- **aliases** " + ", ".join(f"`{a}`" for a in self.aliases))
+        if self.family.second_order:
+            facts.append("- **damping** linear damping `-c v`, declared as `SecondOrderProblem(..., damping=c)`, "
+                         "is solved exactly in each drift: the order is kept, and a step contracts the symplectic "
+                         "form by `e^{-c h}` as the true flow does (conformal symplectic: McLachlan & Quispel, "
+                         "Acta Numerica 11 (2002); Bhatt, Floyd & Moore, J. Sci. Comput. 66 (2016))")
         if self.needs_velocity_independent:
-            facts.append("- needs forces that do not depend on velocity; linear damping `-c v`, declared as "
-                         "`SecondOrderProblem(..., damping=c)`, is solved exactly and keeps the order")
+            facts.append("- needs forces that do not depend on velocity")
         return f"### `{self.name}`: {self.title}\n\n" + "\n".join(facts)
 
 

@@ -8,6 +8,15 @@ alternation of drifts ``x += d_i h v`` and kicks ``v += k_i h a(x)``:
 Each drift and kick is the exact flow of one part of the Hamiltonian, so the
 composition is symplectic; ``sum d = sum k = 1`` makes it consistent.
 A scheme that reads the same backwards is symmetric, hence of even order.
+
+Linear damping, ``x'' = a(x) - c v`` declared as ``SecondOrderProblem(...,
+damping=c)``, joins the drift: ``D(d_i)`` becomes the exact flow of ``x' =
+v, v' = -c v`` over ``d_i h``.  The two parts are still solved exactly, so
+the same coefficients keep their order, and the step is conformal
+symplectic: it contracts the symplectic form by ``e^{-c h}``, as the damped
+flow does (McLachlan & Quispel, *Splitting methods*, Acta Numerica 11
+(2002); Bhatt, Floyd & Moore, J. Sci. Comput. 66 (2016)).  See
+:mod:`odekit.kernels.splitting`.
 """
 
 from dataclasses import dataclass

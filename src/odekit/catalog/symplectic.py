@@ -1,4 +1,8 @@
-"""Splitting (symplectic) methods for x'' = a(t, x, v), as kick-drift coefficients."""
+"""Splitting (symplectic) methods for x'' = a(t, x, v), as kick-drift coefficients.
+
+Each also runs x'' = a(t, x) - c v with the damping declared (``damping=c``), at its order: see
+:mod:`odekit.splitting`.
+"""
 
 import math
 
