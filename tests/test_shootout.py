@@ -194,3 +194,15 @@ def test_the_reference_run_uses_the_backend_and_reports_progress(monkeypatch):
 def test_unknown_problem_lists_the_zoo():
     with pytest.raises(ValueError, match="unknown problem 'keplr'; closest: kepler"):
         shootout("keplr")
+
+
+def test_the_damped_pendulum_runs_all_eight_and_rk4_and_forest_ruth_are_the_most_accurate():
+    """The comparison the project grew from, at damping B = 0.5: the Verlet family and Forest-Ruth run
+    (the damping declared, solved exactly by their drifts), and at an equal budget RK4 and Forest-Ruth
+    come out ahead of the other six."""
+    result = shootout(odekit.problems.pendulum(B=0.5), budget=1000, t_end=10.0, backend="python")
+    r = rows(result)
+    assert list(r) == list(DEFAULT_METHODS)
+    ranked = sorted(r, key=lambda name: r[name]["error"])
+    assert set(ranked[:2]) == {"rk4", "forest_ruth"}, [(name, r[name]["error"]) for name in ranked]
+    assert r["forest_ruth"]["error"] < 1e-3 * r["velocity_verlet"]["error"]

@@ -403,9 +403,7 @@ def _check_solvers(scene, names):
     canonical = [_canonical(name) for name in names]
     for name, found in zip(names, canonical):
         if found not in offered:
-            why = ("it needs forces that do not depend on velocity, and damping B > 0 does"
-                   if found is not None and scene.name == "pendulum" and scene.B > 0
-                   else "it is not a method with a fixed number of evaluations per step that applies here"
+            why = ("it is not a method with a fixed number of evaluations per step that applies here"
                    if found is not None else "there is no such method")
             raise MessageError(f"solvers: {_shown(name)} is not offered for the {scene.name} ({why}); "
                                f"accepted: {', '.join(offered)}", "solvers")

@@ -230,7 +230,8 @@ function describe(s) {
 
 // --- the settings in the address -----------------------------------------------------
 
-// The methods the page may ask for in a scene (the damped pendulum has fewer).
+// The methods the page may ask for in a scene (the damped pendulum has its own list: every
+// registered method takes the damping today, but one that could not would be left out of it).
 function offered(scene, B) {
   return page.hello.methods[scene === 'pendulum' && B > 0 ? 'pendulum_damped' : scene];
 }
@@ -527,14 +528,13 @@ function onRate(rate) {
 
 function onDamping() {
   const B = Number($('b-slider').value);
-  // with B > 0 the methods for velocity-independent forces are not offered: drop them here
+  // a method not offered with damping is dropped here, and the page says so
   const allowed = offered('pendulum', B);
   const dropped = chosenSolvers().filter((n) => !allowed.includes(n));
   let solvers = chosenSolvers().filter((n) => allowed.includes(n));
   if (!solvers.length) solvers = [fallbackSolver('pendulum', B)];
   if (dropped.length) {
-    const they = dropped.length > 1 ? 'they need' : 'it needs';
-    page.notice = [`with damping, ${dropped.join(', ')} cannot run (${they} forces that do not depend on velocity)`, 'info'];
+    page.notice = [`with damping, ${dropped.join(', ')} cannot run`, 'info'];
   }
   change({ B, solvers });
 }
