@@ -216,6 +216,8 @@ def test_the_damped_pendulum_runs_the_verlet_family_and_forest_ruth_on_the_same_
     assert rk4["energy"]["total"] < 0.25 * 9.8 * (1 - math.cos(2.0))
     assert verlet["energy"]["total"] == pytest.approx(rk4["energy"]["total"], rel=5e-6)
     assert forest_ruth["energy"]["total"] == pytest.approx(rk4["energy"]["total"], rel=1e-9)
+    # the acceleration shown is the whole of it, the declared damping's part too
+    assert rk4["accel"] == pytest.approx(-9.8 * math.sin(rk4["x"]) - 0.5 * rk4["v"], rel=1e-14)
 
 
 def test_a_failed_runner_keeps_its_last_good_state_and_says_why_while_the_others_go_on():

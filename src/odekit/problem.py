@@ -359,6 +359,16 @@ class SecondOrderProblem:
     def evaluate_invariant(self, g, t, u):
         return g(t, u[0], u[1])
 
+    def acceleration(self, t, x, v):
+        """``x''`` at ``(t, x, v)``: ``accel`` (with the args) and the damping ``-c v``, as a new array."""
+        x, v = np.asarray(x), np.asarray(v)
+        if self.inplace:
+            a = np.empty_like(x)
+            self.accel(t, x, v, a, *self.args)
+        else:
+            a = np.array(self.accel(t, x, v, *self.args), dtype=x.dtype)
+        return a if self.damping is None else a - self.damping * v
+
     def call(self, fn, t, u):
         """``fn`` -- ``accel``, ``jac`` or an event's ``g`` -- at ``t`` and the flat ``[x, v]``, with the args."""
         x, v = self.unflatten(u[None])[0]

@@ -99,7 +99,7 @@ class Orbit:
         return {"kinetic": kinetic, "potential": total - kinetic, "total": total}
 
     def accel(self, x, v):
-        return self.problem.accel(0.0, x, v, *self.problem.args)
+        return self.problem.acceleration(0.0, x, v)
 
 
 class Pendulum:
@@ -144,7 +144,7 @@ class Pendulum:
         return {"kinetic": kinetic, "potential": total - kinetic, "total": total}
 
     def accel(self, theta, omega):
-        return self.problem.accel(0.0, theta, omega, *self.problem.args)
+        return self.problem.acceleration(0.0, theta, omega)
 
 
 SCENES = {"orbit": Orbit, "pendulum": Pendulum}
