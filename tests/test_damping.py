@@ -9,6 +9,7 @@ tests/test_convergence.py.)
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -172,3 +173,40 @@ def test_a_damped_accel_that_ignores_v_passes_that_check_from_a_moving_start():
                               damping=C)
     for name in ("velocity_verlet", "rk4"):
         assert solve(prob, name, h=0.1, backend="python").success
+
+
+def test_acceleration_is_accel_and_the_damping():
+    x, v = np.array([1.0, -0.5, 0.25]), np.array([0.2, 0.4, -1.0])
+
+    def spring_into(t, x, v, a):
+        a[:] = -K @ x
+
+    for prob in (SecondOrderProblem(spring, (0.0, 1.0), x, v, damping=C),
+                 SecondOrderProblem(spring_into, (0.0, 1.0), x, v, damping=C, inplace=True)):
+        assert np.array_equal(prob.acceleration(0.0, x, v), spring_and_damper(0.0, x, v))
+    assert np.array_equal(SecondOrderProblem(spring, (0.0, 1.0), x, v).acceleration(0.0, x, v), -K @ x)
+
+
+def test_stiffness_sees_declared_damping_as_it_sees_it_in_accel():
+    """Strong damping, c = 1000, is a fast real mode: explicit Runge-Kutta methods are warned of it as
+    when -c v is written in accel; a splitting method solves it exactly and is not."""
+    c = 1000.0
+    declared = SecondOrderProblem(lambda t, x, v: -x, (0.0, 10.0), 1.0, 1.0, velocity_dependent=False, damping=c)
+    inline = SecondOrderProblem(lambda t, x, v: -x - c * v, (0.0, 10.0), 1.0, 1.0, velocity_dependent=True)
+    estimates = [odekit.analysis.stiffness(p) for p in (declared, inline)]
+    assert estimates[0].spectral_radius == pytest.approx(estimates[1].spectral_radius, rel=1e-9)
+    assert estimates[0].spectral_radius == pytest.approx(c, rel=1e-2)
+    for name in ("euler", "rk4"):
+        messages = []
+        for p in (declared, inline):
+            with pytest.warns(odekit.StiffnessWarning) as caught:
+                solve(p, name, h=0.01, backend="python")
+            messages.append(str(caught[0].message))
+        assert messages[0] == messages[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sol = solve(declared, "velocity_verlet", h=0.01, backend="python")
+    # overdamped: x = A e^{l t} + B e^{m t}, l, m = (-c +- sqrt(c^2 - 4)) / 2; the slow mode (l ~ -1/c) is left
+    l, m = (-c + math.sqrt(c * c - 4)) / 2, (-c - math.sqrt(c * c - 4)) / 2
+    A = (1.0 - m) / (l - m)                    # A + B = x0 = 1, l A + m B = v0 = 1
+    assert sol.x[-1] == pytest.approx(A * math.exp(10 * l), rel=1e-5)     # 4e-6 measured: order 2 at h = 0.01

@@ -244,9 +244,23 @@ def _point(problem, y):
     return u.ravel()
 
 
-def _force_route(problem):
-    """Mechanics whose force ignores ``v``: estimate ``da/dx`` (half the size, often symmetric)."""
-    return problem.second_order and not problem.velocity_dependent
+def _force_route(problem, force_only=False):
+    """Mechanics whose force ignores ``v``: estimate ``da/dx`` (half the size, often symmetric).
+
+    With declared damping, only for a splitting kernel (``force_only``), whose
+    stability is set by the oscillations of ``da/dx`` (the damping's flow is
+    exact and only contracts); other methods see the damping's eigenvalues,
+    near ``-c`` when it is strong, so they take the first-order route.
+    """
+    return (problem.second_order and not problem.velocity_dependent
+            and (force_only or getattr(problem, "damping", None) is None))
+
+
+def _with_damping(problem, force_only, v, a):
+    """``a - c v``: the velocities' derivative where ``a`` is a splitting kernel's force alone."""
+    if force_only and problem.damping is not None:
+        return a - np.ravel(problem.damping) * v
+    return a
 
 
 def _adapter(problem, force, backend):
@@ -339,13 +353,14 @@ def _estimate(problem, rhs, force_only, t, u, iterations, f0=None):
 def _estimate_unchecked(problem, rhs, force_only, t, u, iterations, f0):
     n = u.size
     dtype = u.dtype
-    force = _force_route(problem)
+    force = _force_route(problem, force_only)
     if problem.second_order:
         half = n // 2
         if force:
             call = _Calls(rhs, problem.args, slice(half, None))
             x = u[:half]
-            a0 = _finite(f0[half:].copy() if f0 is not None else call(t, u))
+            # (f0 holds a - c v with damping; the force alone is called here)
+            a0 = _finite(f0[half:].copy() if f0 is not None and problem.damping is None else call(t, u))
             e = _increment(x)
             work = u.copy()
 
@@ -358,7 +373,7 @@ def _estimate_unchecked(problem, rhs, force_only, t, u, iterations, f0):
         force_call = _Calls(rhs, problem.args, slice(half, None))
 
         def first_order(t, y):
-            return np.concatenate([y[half:], force_call(t, y)])
+            return np.concatenate([y[half:], _with_damping(problem, force_only, y[half:], force_call(t, y))])
 
         call = first_order
         counter = force_call
@@ -587,7 +602,8 @@ def _start_key(problem, rhs, force_only, t, u):
     """
     if problem.jac is not None and not callable(problem.jac):
         return None
-    key = (rhs, problem.jac, problem.args, force_only, _force_route(problem), t, u.dtype.str, u.tobytes())
+    key = (rhs, problem.jac, problem.args, force_only, _force_route(problem, force_only), t, u.dtype.str,
+           u.tobytes())
     try:
         hash(key)
     except TypeError:
@@ -740,7 +756,7 @@ def _first_order(problem, rhs, force_only, t, u):
     with np.errstate(all="ignore"):
         if problem.second_order and force_only:
             a = _Calls(rhs, problem.args, slice(n // 2, None))(t, u)
-            f = np.concatenate([u[n // 2:], a])
+            f = np.concatenate([u[n // 2:], _with_damping(problem, force_only, u[n // 2:], a)])
         else:
             f = _Calls(rhs, problem.args)(t, u)
     return _finite(f)
