@@ -24,6 +24,7 @@ import pytest
 import odekit
 from odekit import cli
 from odekit.progress import Progress
+from odekit.shootout import DEFAULT_METHODS
 
 PNG = b"\x89PNG\r\n\x1a\n"
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -108,6 +109,14 @@ def test_shootout_prints_the_table_and_writes_a_report(capsys, tmp_path):
     assert (report / "stability.png").read_bytes()[:8] == PNG
     methods = [row["method"] for row in csv.DictReader((report / "shootout.csv").open())]
     assert methods == ["euler", "rk4", "velocity_verlet"]
+
+
+def test_the_damped_pendulum_shootout_runs_the_classic_eight(capsys):
+    """`odekit shootout pendulum -p B=0.5`: the Verlet family and Forest-Ruth run too (#18)."""
+    code, out, _ = run(capsys, "shootout", "pendulum", "-p", "B=0.5", "--budget", "200", "--t-end", "2",
+                       "--backend", "python", "--quiet")
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()[3:11]] == list(DEFAULT_METHODS)
 
 
 def test_convergence_reports_the_orders_and_plots(capsys, tmp_path):
