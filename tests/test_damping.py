@@ -139,7 +139,11 @@ def test_zero_damping_is_no_damping():
 
 
 @pytest.mark.parametrize("damping, match", [
-    (-0.1, r"damping must be a finite number >= 0, or an array of them shaped like x0 \(3,\), got -0.1"),
+    (-0.1, r"damping must be a finite number >= 0, or an array of them shaped like x0 \(3,\), or a function "
+           r"of the args returning one, got -0.1"),
+    (lambda: -0.1, r"damping\(\*args\) must be a finite number >= 0, or an array of them shaped like x0 \(3,\), "
+                   r"got -0.1"),
+    (lambda: [1.0, 2.0], r"damping\(\*args\) has shape \(2,\)"),
     (math.nan, r"damping must be a finite number >= 0.*got nan"),
     (math.inf, r"damping must be a finite number >= 0.*got inf"),
     ("0.5", r"damping must be a finite number >= 0.*got '0.5' \(str\)"),
@@ -210,3 +214,31 @@ def test_stiffness_sees_declared_damping_as_it_sees_it_in_accel():
     l, m = (-c + math.sqrt(c * c - 4)) / 2, (-c - math.sqrt(c * c - 4)) / 2
     A = (1.0 - m) / (l - m)                    # A + B = x0 = 1, l A + m B = v0 = 1
     assert sol.x[-1] == pytest.approx(A * math.exp(10 * l), rel=1e-5)     # 4e-6 measured: order 2 at h = 0.01
+
+
+def pendulums(B):
+    return odekit.problems.pendulum(B=0.0, t_end=3.0), [(9.8, 1.0, b) for b in B]
+
+
+@pytest.mark.parametrize("name", ["velocity_verlet", "forest_ruth", "rk4"])
+def test_an_ensemble_over_the_damping_gives_each_trajectory_its_own(name):
+    """The pendulum's damping is a function of its args: each trajectory of an ensemble over B runs
+    as solve() runs its own problem -- bit for bit, the damping loaded afresh in every lane."""
+    B = [0.0, 0.5, 2.0]
+    base, args = pendulums(B)
+    runs = odekit.ensemble(base, name, args=args, h=0.01, backend="python", workers=1)
+    for i, b in enumerate(B):
+        alone = solve(odekit.problems.pendulum(B=b, t_end=3.0), name, h=0.01, backend="python")
+        assert np.array_equal(runs.y[i].ravel(), alone.y[-1].ravel()), b
+    assert len({float(runs.y[i].ravel()[1]) for i in range(3)}) == 3
+
+
+def test_a_sweep_refuses_values_whose_constant_damping_differs():
+    """One ensemble holds one damping (unless it is a function of the args): values that change a
+    constant one are refused, not run with the first value's."""
+    from odekit.sweep import _shared
+
+    built = [SecondOrderProblem(spring, (0.0, 1.0), [1.0, 0.0, 0.0], [0.0, 0.0, 0.0], damping=c) for c in (0.1, 0.2)]
+    with pytest.raises(ValueError, match="changes"):
+        _shared(built, "c")
+    assert _shared(built[:1] * 2, "c").damping == 0.1

@@ -25,7 +25,9 @@ from . import events as _events
 from .kernels.evaluation import store, store_matrix
 from .kernels.interface import Functions
 from .kernels.layout import SUCCESS
-from .kernels.splitting import copy_velocity, damp
+from .kernels.splitting import (
+    copy_velocity, load_damping, load_uniform_damping, subtract_damping, subtract_uniform_damping,
+)
 
 BACKENDS = ("auto", "numba", "python")
 
@@ -102,27 +104,51 @@ def python_force(problem):
     return _force_adapter(problem.accel, problem.shape, problem.inplace)
 
 
-def _reduced_adapter(force, damping=None):
+def _reduced_adapter(force, damping=None, uniform=True):
     """``u' = [v, a(t, x, v) - c v]``: the first-order view of a second-order problem.
 
-    ``damping`` is the problem's ``c`` as a tuple of one number per position
-    (see :func:`_adapter_key`), or None.  Compiled, it is a constant of the
-    adapter: each value compiles the adapter anew (a splitting method takes
-    it as data instead, see :mod:`odekit.kernels.splitting`).
+    ``damping(*args)`` gives ``c`` (see :func:`_damping_function`), one
+    number when ``uniform``, else an array shaped like the positions; None
+    for an undamped problem.
     """
     if damping is None:
         def rhs(t, W, src, dst, args):
             copy_velocity(W, dst, 0, src)
             return force(t, W, src, dst, args)
         return rhs
-    C = np.concatenate([np.zeros(len(damping)), damping])[None]     # one row, c aligned with v
+    subtract = subtract_uniform_damping if uniform else subtract_damping
 
     def damped_rhs(t, W, src, dst, args):
         copy_velocity(W, dst, 0, src)
         ok = force(t, W, src, dst, args)
-        damp(W, dst, src, C, 0, 1.0)
+        subtract(W, dst, src, damping(*args))
         return ok
     return damped_rhs
+
+
+def _damped_force_adapter(force, damping, uniform):
+    """The force of a damped problem for a splitting kernel: ``a``, and ``c`` into the work matrix's row for it.
+
+    The kernel solves the damping's flow itself (see :mod:`odekit.kernels.splitting`).
+    """
+    load = load_uniform_damping if uniform else load_damping
+
+    def damped_force(t, W, src, dst, args):
+        ok = force(t, W, src, dst, args)
+        load(W, damping(*args))
+        return ok
+    return damped_force
+
+
+def _damping_function(source, uniform):
+    """``damping(*args) -> c`` from a :func:`_damping_key`'s ``source``: the problem's function, or its constant."""
+    if callable(source):
+        return source
+    value = source[0] if uniform else np.array(source[1]).reshape(source[0])
+
+    def constant(*args):
+        return value
+    return constant
 
 
 def _jac_adapter(jac, shape):
@@ -145,7 +171,7 @@ def _jac_adapter(jac, shape):
 def _sparse_jac_adapter(jac, shape, second_order, damping=None):
     """The user's Jacobian into a Jacobian object of :mod:`odekit.sparse` (Python backend only).
 
-    A second-order problem's ``damping`` (see :func:`_reduced_adapter`) is added to ``A_v``.
+    A second-order problem's ``damping(*args)`` (see :func:`_reduced_adapter`) is added to ``A_v``.
     """
     if not callable(jac):
         return lambda t, W, src, J, args: J.set(jac)
@@ -155,7 +181,8 @@ def _sparse_jac_adapter(jac, shape, second_order, damping=None):
             pair = jac(t, W[src, :n].reshape(shape), W[src, n:].reshape(shape), *args)
             ok = J.set(tuple(pair) if isinstance(pair, (tuple, list)) else pair)
             if ok and damping is not None:
-                J.A_v = J.A_v - scipy.sparse.diags(np.asarray(damping, dtype=J.A_v.dtype), format="csr")
+                c = np.broadcast_to(damping(*args), shape).ravel().astype(J.A_v.dtype)
+                J.A_v = J.A_v - scipy.sparse.diags(c, format="csr")
             return ok
         return jac_call
     return lambda t, W, src, J, args: J.set(jac(t, W[src].reshape(shape), *args))
@@ -409,20 +436,24 @@ def _adapter_key(problem, takes_force, needs_jac=True):
     if jac is not None and not callable(jac):
         # one hashable stand-in per problem, so repeated solves reuse the compiled adapter
         jac = problem.__dict__.setdefault("_constant_jacobian", _Constant(jac))
-    return user, jac, takes_force, problem.second_order, problem.shape, problem.inplace, _damping_key(problem,
-                                                                                                   takes_force)
+    return user, jac, takes_force, problem.second_order, problem.shape, problem.inplace, _damping_key(problem)
 
 
-def _damping_key(problem, takes_force):
-    """The damping the first-order view adds, one float per position (hashable), or None.
+def _damping_key(problem):
+    """``(source, uniform)`` of a damped problem (hashable), or None.
 
-    None for a family that integrates the force itself: it reads the damping
-    from its work matrix, so one compiled adapter serves every value.
+    ``source`` is its function of the args, or its constant -- ``(c,)``, or
+    ``(shape, values)`` for one per position -- which the compiled adapter
+    holds (a function of the args compiles once for every value).
+    ``uniform``: one number for every component.
     """
     c = getattr(problem, "damping", None)
-    if c is None or takes_force:
+    if c is None:
         return None
-    return tuple(np.broadcast_to(c, problem.shape).ravel().tolist())
+    uniform = np.ndim(c(*problem.args) if callable(c) else c) == 0
+    if callable(c):
+        return c, uniform
+    return ((float(c),) if uniform else (c.shape, tuple(c.ravel().tolist()))), uniform
 
 
 class _Constant:
@@ -438,7 +469,7 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, damping, bac
 
     ``sparse`` (the kernels run as Python) fills the Jacobian objects of
     :mod:`odekit.sparse` instead of a dense matrix, with the user's ``jac``
-    called as Python.  ``damping``: see :func:`_reduced_adapter`.
+    called as Python.  ``damping``: see :func:`_damping_key`.
     """
     compiled = backend == "numba"
     compile_function = _compiler(compiled)
@@ -446,17 +477,20 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, damping, bac
     with _compiling(_described(user, "accel" if second_order else "fun"), compiled):
         if second_order:
             force = _force_adapter(compile_function(user), shape, inplace)
+            c_of = None if damping is None else compile_function(_damping_function(*damping))
+            uniform = damping is None or damping[1]
             if takes_force:
-                rhs = compile_function(force, rhs_sig)
+                rhs = compile_function(force if c_of is None else
+                                       _damped_force_adapter(compile_function(force), c_of, uniform), rhs_sig)
             else:
-                rhs = compile_function(_reduced_adapter(compile_function(force), damping), rhs_sig)
+                rhs = compile_function(_reduced_adapter(compile_function(force), c_of, uniform), rhs_sig)
         else:
             rhs = compile_function(_value_adapter(compile_function(user), shape, inplace), rhs_sig)
     if jac is None or (second_order and not sparse):
         return rhs, compile_function(_no_jacobian, jac_sig)
     if sparse:
         return rhs, _sparse_jac_adapter(jac.value if isinstance(jac, _Constant) else jac, shape, second_order,
-                                        damping)
+                                        None if damping is None else _damping_function(*damping))
     with _compiling(_described(jac, "jac"), compiled):
         source = jac.value if isinstance(jac, _Constant) else compile_function(jac)
         return rhs, compile_function(_jac_adapter(source, shape), jac_sig)

@@ -98,21 +98,32 @@ def _invariants(invariants):
     return dict(invariants)
 
 
-def _damping(damping, shape):
-    """Linear damping: None (also for zero), a float, or a float array shaped like the positions."""
+def _damping(damping, shape, args):
+    """Linear damping: None (also for zero), a float, a float array shaped like the positions, or a
+    function of the args that returns one (checked at the problem's args)."""
+    if callable(damping):
+        _damping_value(damping(*args), shape, "damping(*args)")
+        return damping
+    return _damping_value(damping, shape, "damping")
+
+
+def _damping_value(damping, shape, name):
+    """``c`` checked: None (also for zero), a float, or a float array shaped like the positions."""
     if damping is None:
         return None
     accepted = f"a finite number >= 0, or an array of them shaped like x0 {shape}"
+    if name == "damping":
+        accepted += ", or a function of the args returning one"
     if checks.is_real(damping):
-        c = checks.real("damping", damping, accepted, lambda x: x >= 0 and math.isfinite(x))
+        c = checks.real(name, damping, accepted, lambda x: x >= 0 and math.isfinite(x))
         return c if c != 0 else None
-    c = checks.array("damping", damping, checks.REAL, accepted).astype(float)
+    c = checks.array(name, damping, checks.REAL, accepted).astype(float)
     if c.shape != shape:
-        raise ValueError(f"damping has shape {c.shape}; accepted: {accepted}")
+        raise ValueError(f"{name} has shape {c.shape}; accepted: {accepted}")
     bad = ~(np.isfinite(c) & (c >= 0))
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"damping{list(where)} = {c[where].item()!r}; accepted: {accepted}")
+        raise ValueError(f"{name}{list(where)} = {c[where].item()!r}; accepted: {accepted}")
     return c if c.any() else None
 
 
@@ -282,15 +293,18 @@ class SecondOrderProblem:
         Whether ``accel`` uses ``v`` (drag, magnetic forces).  Splitting
         methods of order > 1 need ``False`` and refuse ``True``; declare
         linear damping with ``damping`` instead.
-    damping : float or array_like, optional
+    damping : float, array_like or callable, optional
         Linear damping ``c >= 0``, one number or one per position (shaped
-        like ``x0``): the problem is ``x'' = accel(t, x, v) - c v``, with
-        ``-c v`` left out of ``accel``.  Every method solves the same
-        damped problem; splitting methods solve the damping's part exactly
+        like ``x0``), or a function ``damping(*args)`` of the args that
+        returns one (so that an ensemble or a sweep over the args varies
+        it): the problem is ``x'' = accel(t, x, v) - c v``, with ``-c v``
+        left out of ``accel``.  Every method solves the same damped
+        problem; splitting methods solve the damping's part exactly
         (conformal symplectic, keeping their order, see
         :mod:`odekit.kernels.splitting`), so a damped problem whose
-        ``accel`` ignores ``v`` is ``velocity_dependent=False``.  Stored as
-        a float or an array shaped like ``x0``; None when absent or zero.
+        ``accel`` ignores ``v`` is ``velocity_dependent=False``.  Stored
+        as given (a number as a float, an array as a float array), None
+        when absent or zero; :meth:`damping_value` gives ``c``.
     invariants : mapping, optional
         ``name -> g(t, x, v)``.
     exact : callable, optional
@@ -329,7 +343,7 @@ class SecondOrderProblem:
             self.x0, self.v0 = self.x0.astype(dtype), self.v0.astype(dtype)
         self.args = _args(args)
         self.velocity_dependent = checks.flag("velocity_dependent", velocity_dependent)
-        self.damping = _damping(damping, self.x0.shape)
+        self.damping = _damping(damping, self.x0.shape, self.args)
         self.invariants = _invariants(invariants)
         self.exact = _callable("exact", exact, allow_none=True)
         self.name = name or getattr(accel, "__name__", "mechanics")
@@ -359,6 +373,13 @@ class SecondOrderProblem:
     def evaluate_invariant(self, g, t, u):
         return g(t, u[0], u[1])
 
+    def damping_value(self, args=None):
+        """The damping ``c`` with ``args`` (default: the problem's): None (none or zero), a float or an array."""
+        if callable(self.damping):
+            return _damping_value(self.damping(*(self.args if args is None else args)), self.x0.shape,
+                                  "damping(*args)")
+        return self.damping
+
     def acceleration(self, t, x, v):
         """``x''`` at ``(t, x, v)``: ``accel`` (with the args) and the damping ``-c v``, as a new array."""
         x, v = np.asarray(x), np.asarray(v)
@@ -367,7 +388,8 @@ class SecondOrderProblem:
             self.accel(t, x, v, a, *self.args)
         else:
             a = np.array(self.accel(t, x, v, *self.args), dtype=x.dtype)
-        return a if self.damping is None else a - self.damping * v
+        c = self.damping_value()
+        return a if c is None else a - c * v
 
     def call(self, fn, t, u):
         """``fn`` -- ``accel``, ``jac`` or an event's ``g`` -- at ``t`` and the flat ``[x, v]``, with the args."""

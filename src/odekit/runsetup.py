@@ -13,7 +13,6 @@ from . import backend as _backend, checks, events as _events, sparse as _sparse
 from .controllers import FixedStep, MethodControl, PIController, StepDoubling
 from .kernels import layout as L
 from .kernels.interface import event_state
-from .kernels.splitting import load_damping
 
 EPS = np.finfo(float).eps
 # the controllers of a run without options, made (and their options checked) once: they are immutable
@@ -92,15 +91,11 @@ def work_arrays(method, y, problem, solver):
     :mod:`odekit.sparse` when a sparse ``solver`` is chosen.  The family
     adds its own (see :class:`odekit.families.Family`): Radau a second,
     complex, Newton system, BDF a small matrix for rescaling its history.
-    A splitting method's ``W`` holds the problem's damping too (see
-    :func:`odekit.kernels.splitting.load_damping`).
     """
     n, dtype = y.size, y.dtype
     family = method.family
     W = np.zeros((family.work_rows(method.stages), n), dtype=dtype)
     W[L.Y] = y
-    if family.second_order:
-        load_damping(W, problem.damping)
     if solver is not None:
         def system(size):
             return _sparse.newton_system(solver, size, dtype)

@@ -71,7 +71,7 @@ def _shared(built, name):
     def same(p):
         return (getattr(p, fn) is getattr(first, fn) and p.t_span == first.t_span and p.shape == first.shape
                 and p.jac is first.jac and p.events == first.events and p.inplace == first.inplace
-                and len(p.args) == len(first.args))
+                and len(p.args) == len(first.args) and _same_damping(p, first))
     differ = [p for p in built if not same(p)]
     if differ:
         raise ValueError(f"parameter {name!r} changes {first.name}'s functions, span or events, not only its "
@@ -79,6 +79,13 @@ def _shared(built, name):
     if first.second_order and any(p.velocity_dependent for p in built):
         first = _velocity_dependent(first)
     return first
+
+
+def _same_damping(p, q):
+    """Mechanics with one damping: the same function of the args (each trajectory's own value), or constant."""
+    c, d = getattr(p, "damping", None), getattr(q, "damping", None)
+    return c is d or (not callable(c) and not callable(d) and c is not None and d is not None
+                      and np.array_equal(c, d))
 
 
 def _velocity_dependent(problem):

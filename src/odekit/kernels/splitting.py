@@ -31,10 +31,10 @@ keeps its order, and each drift contracts the symplectic form by exactly
 true flow's (a conformal symplectic splitting: McLachlan & Quispel,
 *Splitting methods*, Acta Numerica 11 (2002), and Bhatt, Floyd & Moore,
 *Second order conformal symplectic schemes for damped Hamiltonian systems*,
-J. Sci. Comput. 66 (2016)).  The coefficients live in row ``DAMP`` of the
-work matrix (see :func:`load_damping`); the derivative ``f = [v, f - c v]``
-in the rows ``F`` includes the damping, as every other family's does, so
-the stepper adds ``c v`` back where it reuses ``f`` as the force.
+J. Sci. Comput. 66 (2016)).  The coefficients reach the stepper in row
+``DAMP`` of the work matrix (see :func:`load_damping`); the derivative
+``[v, f - c v]`` in the rows ``F`` includes the damping, as every other
+family's does, so the stepper adds ``c v`` back where it reuses it as the force.
 """
 
 import math
@@ -49,7 +49,7 @@ from .primitives import copy_row
 ACC = STAGE          # the force, in the second half (the first half stays finite)
 HALF = STAGE + 1     # leapfrog's half-step velocity w, in the second half
 DAMP = STAGE + 2     # the damping: c in the second half, aligned with v; its kind in DAMP[0]
-UNDAMPED, UNIFORM, PER_COMPONENT = 0.0, 1.0, 2.0     # the kinds: one c for all (in every entry), or one each
+UNDAMPED, UNIFORM, PER_COMPONENT = 0.0, 1.0, 2.0     # the kinds: one c for all (in entry n), or one each
 
 
 # --- the halves of a row: positions first, velocities second ---------------------
@@ -97,20 +97,35 @@ def copy_velocity(W, dst, dst_half, src):
 
 
 # --- linear damping: a = f - c v, c in row DAMP ----------------------------------
+# The force adapter of a damped problem (odekit.backend) writes the problem's c -- a constant,
+# or a function of the args, so an ensemble's trajectories may each have their own -- into row
+# DAMP at every evaluation; the run's first evaluation comes before any step.  A matrix too
+# small to hold the row (a probe's, in odekit.diagnosis and odekit.theory) gets the force alone.
 
+def _load_damping_loop(W, c):
+    if W.shape[0] > DAMP:
+        n = W.shape[1] // 2
+        flat = c.ravel()
+        W[DAMP, 0] = PER_COMPONENT
+        for i in range(n):
+            W[DAMP, n + i] = flat[i]
+
+
+@compiled_as(_load_damping_loop)
 def load_damping(W, c):
-    """Write the damping ``c`` (None, one number or one per position) into row ``DAMP`` of ``W``.
+    """Row ``DAMP`` of ``W`` holds ``c``, an array shaped like the positions: one coefficient each."""
+    if W.shape[0] > DAMP:
+        n = W.shape[1] // 2
+        W[DAMP, 0] = PER_COMPONENT
+        W[DAMP, n:] = np.ravel(c)
 
-    ``c`` fills the second half, where it meets ``v`` of every row; the
-    first entry says which kind it is, so that an undamped run (``c`` None)
-    runs the undamped loops and its numbers are those of a run without this.
-    """
-    n = W.shape[1] // 2
-    W[DAMP] = 0.0
-    if c is not None:
-        c = np.asarray(c, dtype=float)
-        W[DAMP, n:] = c.ravel()
-        W[DAMP, 0] = UNIFORM if c.ndim == 0 else PER_COMPONENT
+
+@jitable
+def load_uniform_damping(W, c):
+    """Row ``DAMP`` of ``W`` holds ``c``, one number for every component (``c = 0``: undamped)."""
+    if W.shape[0] > DAMP:
+        W[DAMP, 0] = UNIFORM if c != 0.0 else UNDAMPED
+        W[DAMP, W.shape[1] // 2] = c
 
 
 @jitable
@@ -119,20 +134,55 @@ def damped(W):
     return W[DAMP, 0].real != UNDAMPED
 
 
-def _damp_loop(W, dst, src, C, crow, sign):
+def _damp_loop(W, dst, src, sign):
     n = W.shape[1] // 2
+    per_component = W[DAMP, 0].real == PER_COMPONENT
+    c = W[DAMP, n]
     for i in range(n):
-        W[dst, n + i] -= sign * C[crow, n + i] * W[src, n + i]
+        if per_component:
+            c = W[DAMP, n + i]
+        W[dst, n + i] -= sign * c * W[src, n + i]
 
 
 @compiled_as(_damp_loop)
-def damp(W, dst, src, C, crow, sign):
-    """``a -= sign c v``: the velocities' derivatives of row ``dst``, ``v`` of row ``src``, ``c`` of ``C[crow]``.
+def damp(W, dst, src, sign):
+    """``a -= sign c v``: the velocities' derivatives of row ``dst``, ``v`` of row ``src``, ``c`` of row ``DAMP``.
 
     ``sign`` 1 adds the damping to a force, -1 takes it out again.
     """
     n = W.shape[1] // 2
-    W[dst, n:] -= sign * C[crow, n:] * W[src, n:]
+    c = W[DAMP, n:] if W[DAMP, 0].real == PER_COMPONENT else W[DAMP, n]
+    W[dst, n:] -= sign * c * W[src, n:]
+
+
+def _subtract_damping_loop(W, dst, src, c):
+    n = W.shape[1] // 2
+    flat = c.ravel()
+    for i in range(n):
+        W[dst, n + i] -= flat[i] * W[src, n + i]
+
+
+@compiled_as(_subtract_damping_loop)
+def subtract_damping(W, dst, src, c):
+    """``a -= c v`` in row ``dst`` (``v`` of row ``src``), ``c`` an array shaped like the positions.
+
+    The first-order view of a damped problem, ``u' = [v, a - c v]``, for the other families.
+    """
+    n = W.shape[1] // 2
+    W[dst, n:] -= np.ravel(c) * W[src, n:]
+
+
+def _subtract_uniform_damping_loop(W, dst, src, c):
+    n = W.shape[1] // 2
+    for i in range(n):
+        W[dst, n + i] -= c * W[src, n + i]
+
+
+@compiled_as(_subtract_uniform_damping_loop)
+def subtract_uniform_damping(W, dst, src, c):
+    """As :func:`subtract_damping` for one number ``c``."""
+    n = W.shape[1] // 2
+    W[dst, n:] -= c * W[src, n:]
 
 
 @jitable
@@ -186,7 +236,7 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yn
     if have_a:
         copy_row(W, ACC, W, f)                   # f = [v, a - c v]
         if with_damping:
-            damp(W, ACC, y, W, DAMP, -1.0)       # the force a alone
+            damp(W, ACC, y, -1.0)       # the force a alone
     if flags[1] != 0:
         if fs[CARRY_H] != h:                     # open the half-step velocity
             if not have_a:
@@ -233,7 +283,7 @@ def derivative_from_force(W, dst, src, with_damping):
     copy_row(W, dst, W, ACC)
     copy_velocity(W, dst, 0, src)
     if with_damping:
-        damp(W, dst, src, W, DAMP, 1.0)
+        damp(W, dst, src, 1.0)
 
 
 @jitable
@@ -242,5 +292,5 @@ def second_order_derivative(rhs, args, t, W, src, dst, ist, fs):
     copy_velocity(W, dst, 0, src)
     code = evaluate_finite(rhs, args, t, W, src, dst, ist, fs)
     if code == SUCCESS and damped(W):
-        damp(W, dst, src, W, DAMP, 1.0)
+        damp(W, dst, src, 1.0)
     return code

@@ -24,18 +24,26 @@ from ..problem import ODEProblem, SecondOrderProblem
 from ._checks import _nonnegative, _number, _positive, _span_end, _vector
 
 
-# The damping -B omega is declared as the problem's damping=B, not computed here: every method
-# then subtracts it (the same numbers as here), and splitting methods solve it exactly.  B stays
-# in args for the wall's event, which takes the accel's arguments.
+# The damping -B omega is declared as the problem's damping, a function of the args (so that an
+# ensemble over B gives each trajectory its own), not computed in accel: every method then
+# subtracts it (the same numbers as in accel), and splitting methods solve it exactly.
 
 def _pendulum_accel(t, theta, omega, g, L, B):
     return -(g / L) * math.sin(theta)
+
+
+def _pendulum_damping(g, L, B):
+    return B
 
 
 # --- the pendulum against a wall: the wall's angle and restitution ride in args, for its event
 
 def _pendulum_wall_accel(t, theta, omega, g, L, B, wall, e):
     return -(g / L) * math.sin(theta)
+
+
+def _pendulum_wall_damping(g, L, B, wall, e):
+    return B
 
 
 def _wall(t, theta, omega, g, L, B, wall, e):
@@ -182,17 +190,17 @@ def pendulum(g=9.8, L=1.0, B=0.0, theta0=2.0, omega0=0.0, t_end=10.0, wall=None,
     def energy(t, theta, omega):       # for one state or a whole trajectory
         return 0.5 * L * L * omega * omega + g * L * (1 - np.cos(theta))
 
-    accel, args, events = _pendulum_accel, (g, L, B), None
+    accel, damping, args, events = _pendulum_accel, _pendulum_damping, (g, L, B), None
     if wall is not None:
         wall = _number("wall", wall, "a finite angle in rad, or None for no wall")
         if math.remainder(theta0 - wall, 2 * math.pi) == 0:
             raise ValueError(f"theta0={theta0!r} is at the wall (wall={wall!r}, or a full turn from it); "
                              "accepted: a pendulum that starts off the wall")
-        accel, args = _pendulum_wall_accel, (g, L, B, wall, restitution)
+        accel, damping, args = _pendulum_wall_accel, _pendulum_wall_damping, (g, L, B, wall, restitution)
         events = WALL_STOP if restitution == 0 else WALL_BOUNCE
         exact = exact if restitution == 0 else None
     return SecondOrderProblem(
-        accel, (0.0, t_end), theta0, omega0, args=args, velocity_dependent=False, damping=B,
+        accel, (0.0, t_end), theta0, omega0, args=args, velocity_dependent=False, damping=damping,
         exact=exact, name="pendulum", invariants={"energy": energy}, autonomous=True, events=events)
 
 

@@ -253,14 +253,13 @@ def _force_route(problem, force_only=False):
     near ``-c`` when it is strong, so they take the first-order route.
     """
     return (problem.second_order and not problem.velocity_dependent
-            and (force_only or getattr(problem, "damping", None) is None))
+            and (force_only or problem.damping_value() is None))
 
 
 def _with_damping(problem, force_only, v, a):
     """``a - c v``: the velocities' derivative where ``a`` is a splitting kernel's force alone."""
-    if force_only and problem.damping is not None:
-        return a - np.ravel(problem.damping) * v
-    return a
+    c = problem.damping_value() if force_only else None
+    return a if c is None else a - np.ravel(c) * v
 
 
 def _adapter(problem, force, backend):
@@ -360,7 +359,7 @@ def _estimate_unchecked(problem, rhs, force_only, t, u, iterations, f0):
             call = _Calls(rhs, problem.args, slice(half, None))
             x = u[:half]
             # (f0 holds a - c v with damping; the force alone is called here)
-            a0 = _finite(f0[half:].copy() if f0 is not None and problem.damping is None else call(t, u))
+            a0 = _finite(f0[half:].copy() if f0 is not None and problem.damping_value() is None else call(t, u))
             e = _increment(x)
             work = u.copy()
 
