@@ -236,7 +236,7 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yn
     if have_a:
         copy_row(W, ACC, W, f)                   # f = [v, a - c v]
         if with_damping:
-            damp(W, ACC, y, -1.0)       # the force a alone
+            damp(W, ACC, y, -1.0)                # the force a alone
     if flags[1] != 0:
         if fs[CARRY_H] != h:                     # open the half-step velocity
             if not have_a:
