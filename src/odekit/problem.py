@@ -5,8 +5,9 @@ notes, 1997), the solver needs only the size of the state, the state and
 time, and the derivative.  :class:`ODEProblem` holds ``y' = f(t, y)``;
 :class:`SecondOrderProblem` holds mechanics, ``x'' = a(t, x, v)``, which
 splitting methods use directly and every other method sees through the
-reduction ``u = [x, v]``, ``u' = [v, a - c v]`` (``c`` its linear damping, if any).  :class:`System` is the object
-protocol for models that live in objects.
+reduction ``u = [x, v]``, ``u' = [v, a - c v]`` (``c`` its linear damping,
+if any).  :class:`System` is the object protocol for models that live in
+objects.
 """
 
 from collections.abc import Mapping
@@ -315,7 +316,8 @@ class SecondOrderProblem:
         ``jac(t, x, v, *args)`` returns ``(A_x, A_v)``, the force Jacobians
         ``da/dx`` and ``da/dv`` over the flattened ``x`` and ``v`` (each
         ``x0.size`` square, dense or :mod:`scipy.sparse`), for implicit
-        methods; without the damping's ``-c``, which odekit adds to ``A_v``.  Sparse ones are solved by eliminating the position
+        methods (without the damping's ``-c``, which odekit adds to
+        ``A_v``).  Sparse ones are solved by eliminating the position
         correction: ``(I - h A_v - h^2 A_x) dv = r``, symmetric positive
         definite for conservative springs and damping, so conjugate gradients
         apply (Baraff & Witkin, *Large Steps in Cloth Simulation*, 1998).
