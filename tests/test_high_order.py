@@ -48,8 +48,8 @@ def test_dop853_error_estimates_and_the_controller_exponent():
     c = m.coefficients
     assert order_conditions.order_of(c.A, c.b_hat, 9, c.tolerance) == 5
     assert order_conditions.order_of(c.A, c.b_hat2, 9, c.tolerance) == 3
-    assert m.estimate_order == 7 and PIController().exponent(m) == 8
-    assert odekit.method("tsit5").estimate_order == 4 and PIController().exponent(odekit.method("tsit5")) == 5
+    assert m.error_order == 7 and PIController().exponent(m) == 8
+    assert odekit.method("tsit5").error_order == 4 and PIController().exponent(odekit.method("tsit5")) == 5
 
 
 def test_tsit5_interpolant_is_the_published_one():

@@ -135,7 +135,7 @@ class PIController(_Adaptive):
             raise ValueError(
                 f"method {method.name!r} has no embedded error estimate; use "
                 "StepDoubling (adaptive='doubling') or a fixed step h")
-        return min(method.order, method.estimate_order) + 1
+        return min(method.order, method.error_order) + 1
 
     def params(self, method):
         k = self.exponent(method)

@@ -69,14 +69,14 @@ class Method:
         return self.coefficients.embedded_order()
 
     @cached_property
-    def estimate_order(self):
+    def error_order(self):
         """The order the error estimate behaves as, less one: what the controller's exponent follows.
 
         The embedded order, except for a pair that blends two estimates
         (DOP853's 5 and 3 behave as one of order 7); see
-        :meth:`odekit.tableau.ButcherTableau.estimate_order`.
+        :meth:`odekit.tableau.ButcherTableau.error_order`.
         """
-        blended = getattr(self.coefficients, "estimate_order", None)
+        blended = getattr(self.coefficients, "error_order", None)
         return self.embedded_order if blended is None else blended()
 
     @property

@@ -176,7 +176,7 @@ class ButcherTableau:
             return None
         return order_conditions.order_of(self.A, self.b_hat, max_order, self.tolerance)
 
-    def estimate_order(self):
+    def error_order(self):
         """The order the error estimate behaves as, less one (the controller's ``k - 1``): the
         embedded order, or with a second estimate ``b_hat2`` of order ``q2`` Hairer's blend,
         ``O(h^(2 q - q2 + 1))``, capped at the method's order."""
