@@ -275,7 +275,9 @@ def test_integration_work(method, t_span, jac):
     res = rational(method, t_span, "python", jac=jac, dense_output=True)
     assert res.success
     s = res.stats
-    assert scipy_nfev(res, jac) < 40
+    # SciPy's: "DOP853 spends more function evaluations because it doesn't have enough time to develop
+    # big enough step size"
+    assert scipy_nfev(res, jac) < (50 if method == "dop853" else 40)
     if implicit(method):
         assert 0 < s.njev < 3
         assert 0 < s.nlu < 10
@@ -306,7 +308,7 @@ def test_integration_complex(method, jac, backend):
 def test_integration_complex_work(method, jac):
     res = complex_decay(method, jac, "python")
     s = res.stats
-    assert scipy_nfev(res, jac) < 25
+    assert scipy_nfev(res, jac) < (35 if method == "dop853" else 25)
     if implicit(method):
         assert_equal(s.njev, 1)
         assert s.nlu < 6
