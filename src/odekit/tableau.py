@@ -9,6 +9,7 @@ run on.
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
@@ -138,9 +139,9 @@ class ButcherTableau:
     def stages(self):
         return len(self.b)
 
-    @property
+    @cached_property
     def explicit(self):
-        """True when ``A`` is strictly lower triangular."""
+        """True when ``A`` is strictly lower triangular (asked by every run: computed once)."""
         return all(self.A[i][j] == 0 for i in range(self.stages) for j in range(i, self.stages))
 
     @property
