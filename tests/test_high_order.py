@@ -17,14 +17,14 @@ from odekit.tableau import ButcherTableau
 from odekit.theory.stability import max_stable_step
 
 OWN_INTERPOLANT = [m for m in odekit.methods("explicit_rk") if m.coefficients.dense is not None]
-# the orders their authors give; a method added since is held to the order its extension satisfies
-PUBLISHED = {"bs32": 3, "dp54": 4, "tsit5": 4, "dop853": 7}
-
-
-def extended(c):
-    """The stage matrix of every stage an interpolant combines: the step's and the interpolation stages."""
-    n = c.stages + c.interpolation_stages
-    return tuple(row + (F(0),) * (n - len(row)) for row in c.A) + c.dense_A
+# the orders their authors give; a method added since is held to the order its extension satisfies.
+# Verner calls vern7's of order 7, but its order-7 conditions fail by up to 1.3e-4 with the coefficients
+# published (his, as OrdinaryDiffEq.jl and Geant4 carry them): of order 6 exactly, it measures as 7 below
+PUBLISHED = {"bs32": 3, "dp54": 4, "tsit5": 4, "dop853": 7, "vern7": 6, "vern8": 8, "vern9": 9}
+MEASURED = {"vern7": 7}
+# their weights reach 1e4 (vern9) and 1.4e6 (vern8): in double precision a floor of 1e-11 of the local
+# error, reached before an order of 8 or 9 shows over three halvings (their orders are exact above)
+UNMEASURABLE = {"vern8", "vern9"}
 
 
 @pytest.mark.parametrize("m", OWN_INTERPOLANT, ids=lambda m: m.name)
@@ -33,12 +33,12 @@ def test_continuous_extension_has_exactly_its_declared_order(m):
     of the next."""
     c = m.coefficients
     p = PUBLISHED.get(m.name, c.dense_order())
-    A = extended(c)
-    residuals = [abs(r) for q in range(1, p + 2) for t in order_conditions.rooted_trees(q)
-                 for r in order_conditions.dense_residuals(A, c.dense, t) if q <= p]
+    A = c.all_stages
+    residuals = [abs(r) for q in range(1, p + 1) for t in order_conditions.rooted_trees(q)
+                 for r in order_conditions.dense_residuals(A, c.dense, t)]
     assert max(residuals) <= c.tolerance
     assert order_conditions.dense_order_of(A, c.dense, p + 1, 10 ** 15 * c.tolerance) == p
-    assert c.dense_order() == p
+    assert c.dense_order(p + 1) == p
 
 
 def test_dop853_error_estimates_and_the_controller_exponent():
@@ -78,10 +78,10 @@ def local_interpolation_errors(m, steps):
     return errors
 
 
-@pytest.mark.parametrize("m", OWN_INTERPOLANT, ids=lambda m: m.name)
+@pytest.mark.parametrize("m", [m for m in OWN_INTERPOLANT if m.name not in UNMEASURABLE], ids=lambda m: m.name)
 def test_interpolant_order_measured_on_a_smooth_orbit(m):
     """Inside one step from the exact state the interpolant of order p errs by O(h^(p+1))."""
-    p = PUBLISHED.get(m.name, m.coefficients.dense_order())
+    p = MEASURED.get(m.name, PUBLISHED.get(m.name, m.coefficients.dense_order()))
     first = 0.8 if p >= 6 else 0.1                  # above round-off at the finest, found by trial
     steps = [first / 2 ** k for k in range(4)]
     errors = local_interpolation_errors(m, steps)

@@ -61,7 +61,7 @@ def test_embedded_weights_have_their_declared_order(m):
     # added since is held to the order its weights satisfy
     published = {"heun_euler": 1, "bs32": 2, "rkf45": 5, "cash_karp": 4, "dp54": 4,
                  "backward_euler": 2, "trapezoid": 1, "trbdf2": 3, "kencarp4": 3, "rodas4": 3,
-                 "tsit5": 4, "dop853": 5}
+                 "tsit5": 4, "dop853": 5, "vern7": 6, "vern8": 7, "vern9": 8}
     declared = published.get(m.name, m.embedded_order)
     c = m.coefficients
     if isinstance(c, ButcherTableau):

@@ -59,22 +59,52 @@ def density(tree):
     return _size(tree) * prod(density(child) for child in tree)
 
 
-@lru_cache(maxsize=4096)
+class _Weights:
+    """``Phi_i(t)`` of one stage matrix, each tree's computed once: subtrees repeat across trees.
+
+    The arithmetic of exact (or 80-digit) coefficients is what costs, so
+    ``(A Phi(t))_i`` is kept too; hashing a matrix of Fractions to find its
+    memo would cost as much, so the memos are found by the matrix's identity
+    (a few kept, each with its matrix).
+    """
+
+    def __init__(self, A):
+        self.A = A
+        self.s = len(A)
+        self.phi, self.a_phi = {}, {}
+
+    def __call__(self, tree):
+        if tree not in self.phi:
+            out = [Fraction(1)] * self.s
+            for child in tree:
+                row = self._a_phi(child)
+                out = [x * y for x, y in zip(out, row)]
+            self.phi[tree] = out
+        return self.phi[tree]
+
+    def _a_phi(self, tree):
+        if tree not in self.a_phi:
+            inner = self(tree)
+            self.a_phi[tree] = [sum(a * x for a, x in zip(row, inner) if a) for row in self.A]
+        return self.a_phi[tree]
+
+
+_MEMOS = {}
+
+
 def _internal_weights(A, tree):
-    """``Phi_i(t)`` for each stage ``i`` (``A`` a tuple of tuples; cached, as the subtrees repeat)."""
-    A = tuple(map(tuple, A))
-    s = len(A)
-    phi = [Fraction(1)] * s
-    for child in tree:
-        inner = _internal_weights(A, child)
-        row = [sum(A[i][j] * inner[j] for j in range(s)) for i in range(s)]
-        phi = [phi[i] * row[i] for i in range(s)]
-    return phi
+    """``Phi_i(t)`` for each stage ``i``."""
+    memo = _MEMOS.get(id(A))
+    if memo is None or memo.A is not A:
+        if len(_MEMOS) >= 16:
+            _MEMOS.pop(next(iter(_MEMOS)))
+        memo = _MEMOS[id(A)] = _Weights(A)
+    return memo(tree)
 
 
 def residual(A, b, tree):
     """``sum_i b_i Phi_i(t) - 1/gamma(t)``: zero when the condition holds."""
-    phi = _internal_weights(tuple(map(tuple, A)), tree)
+    phi = _internal_weights(A, tree)
     return sum(bi * pi for bi, pi in zip(b, phi)) - Fraction(1, density(tree))
 
 
@@ -100,7 +130,7 @@ def dense_residuals(A, P, tree):
     columns asks for a power of ``theta`` that ``P`` lacks: its ``1/gamma``
     is a residual too.
     """
-    phi = _internal_weights(tuple(map(tuple, A)), tree)
+    phi = _internal_weights(A, tree)
     q, degree = _size(tree), len(P[0])
     target = Fraction(1, density(tree))
     out = [sum(row[j] * p for row, p in zip(P, phi)) - (target if j + 1 == q else 0) for j in range(degree)]

@@ -134,6 +134,11 @@ class ButcherTableau:
             for i, (row, bi) in enumerate(zip(self.dense, self.b + (0,) * extra)):
                 if abs(sum(row) - bi) > self.tolerance:
                     raise ValueError(f"dense row {i} sums to {sum(row)} at theta = 1, not b[{i}] = {bi}")
+            # sum_i b_i(theta) = theta, which the kernels' interpolation relies on (kernels.dense)
+            for j, column in enumerate(zip(*self.dense)):
+                if abs(sum(column) - (j == 0)) > self.tolerance:
+                    raise ValueError(f"the weights of the continuous extension sum to {sum(column)} times "
+                                     f"theta^{j + 1}, not {int(j == 0)}: it is not even of order 1")
 
     @property
     def stages(self):
@@ -187,13 +192,17 @@ class ButcherTableau:
         q2 = order_conditions.order_of(self.A, self.b_hat2, q, self.tolerance)
         return min(2 * q - q2, self.order())
 
+    @cached_property
+    def all_stages(self):
+        """The stage matrix of the step's stages and the interpolation stages: what ``dense`` combines."""
+        n = self.stages + self.interpolation_stages
+        return tuple(row + (Fraction(0),) * (n - len(row)) for row in self.A) + self.dense_A
+
     def dense_order(self, max_order=8):
         """The order of the continuous extension at every ``theta`` (None without one)."""
         if self.dense is None:
             return None
-        n = self.stages + self.interpolation_stages
-        A = tuple(row + (Fraction(0),) * (n - len(row)) for row in self.A) + self.dense_A
-        return order_conditions.dense_order_of(A, self.dense, max_order, self.tolerance)
+        return order_conditions.dense_order_of(self.all_stages, self.dense, max_order, self.tolerance)
 
     def kernel_data(self):
         """``(T, c, flags)`` for the kernels: ``T`` stacks ``A``, ``b`` and ``e = b - b_hat``.
