@@ -90,10 +90,16 @@ def test_interpolant_order_measured_on_a_smooth_orbit(m):
 
 
 def test_stability_sentences_are_the_computed_limits():
-    for name in ("tsit5", "dop853"):
+    """The limits the docs state, computed exactly (vern9's, two minutes of Sturm sequences on
+    polynomials of degree 16 and 32, are left out)."""
+    for name in ("tsit5", "dop853", "vern7", "vern8"):
         m = odekit.method(name)
         real, imaginary = max_stable_step(m, -1.0), max_stable_step(m, 1j)
-        assert f"[-{real:.3f}, 0]" in m.stability and f"|hω| <= {imaginary:.3f}" in m.stability
+        assert f"[-{real:.3f}, 0]" in m.stability
+        if imaginary > 0:
+            assert f"|hω| <= {imaginary:.3f}" in m.stability
+        else:
+            assert "unstable (|R| > 1) on the imaginary axis near 0" in m.stability
 
 
 # --- dop853 against SciPy's DOP853 -----------------------------------------------------------
