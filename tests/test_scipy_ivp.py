@@ -9,8 +9,8 @@ strength:
 * ``sol.y`` is time-major: SciPy's ``y[:, i]`` is our ``y[i]``, so the exact
   solutions below return time-major arrays and the error is measured over
   the last axis.
-* SciPy's methods are odekit's: RK23 = bs32, RK45 = dp54, Radau = radau5,
-  BDF = bdf and ndf (SciPy's BDF is an NDF); DOP853 and LSODA have none.
+* SciPy's methods are odekit's: RK23 = bs32, RK45 = dp54, DOP853 = dop853,
+  Radau = radau5, BDF = bdf and ndf (SciPy's BDF is an NDF); LSODA has none.
   Where the classical BDFs (bdf) miss a bound of SciPy's NDF, as SciPy's own
   BDF does with its kappa set to 0, bdf is held to that variant of SciPy's
   instead (:func:`assert_as_classical_scipy`); ndf meets SciPy's bounds.
@@ -53,13 +53,12 @@ from odekit.kernels import layout
 from odekit.kernels.evaluation import differences
 from odekit.sparse import SparseJacobian
 
-DOP853 = "dop853 arrives with issue #17"
 LSODA = "LSODA (automatic switching between Adams and BDF) has no odekit equivalent"
 
 # SciPy's method names -> odekit's; SciPy's BDF is an NDF, so both of ours stand for it
-OURS = {"RK23": ("bs32",), "RK45": ("dp54",), "DOP853": (), "Radau": ("radau5",), "BDF": ("bdf", "ndf"),
+OURS = {"RK23": ("bs32",), "RK45": ("dp54",), "DOP853": ("dop853",), "Radau": ("radau5",), "BDF": ("bdf", "ndf"),
         "LSODA": ()}
-MISSING = {"DOP853": DOP853, "LSODA": LSODA}
+MISSING = {"LSODA": LSODA}
 ALL = ("RK23", "RK45", "DOP853", "Radau", "BDF", "LSODA")
 BACKENDS = ("python", "numba")
 DEFAULT_TOL = dict(rtol=1e-3, atol=1e-6)   # SciPy's defaults, where its tests rely on them
@@ -276,7 +275,9 @@ def test_integration_work(method, t_span, jac):
     res = rational(method, t_span, "python", jac=jac, dense_output=True)
     assert res.success
     s = res.stats
-    assert scipy_nfev(res, jac) < 40
+    # SciPy's: "DOP853 spends more function evaluations because it doesn't have enough time to develop
+    # big enough step size"
+    assert scipy_nfev(res, jac) < (50 if method == "dop853" else 40)
     if implicit(method):
         assert 0 < s.njev < 3
         assert 0 < s.nlu < 10
@@ -307,7 +308,7 @@ def test_integration_complex(method, jac, backend):
 def test_integration_complex_work(method, jac):
     res = complex_decay(method, jac, "python")
     s = res.stats
-    assert scipy_nfev(res, jac) < 25
+    assert scipy_nfev(res, jac) < (35 if method == "dop853" else 25)
     if implicit(method):
         assert_equal(s.njev, 1)
         assert s.nlu < 6

@@ -102,7 +102,8 @@ class PIController(_Adaptive):
 
     ``h_new = h * safety * err^(-beta1) * err_prev^(beta2)``, with
     ``k = min(order, embedded order) + 1`` the order of the local error
-    estimate.  The defaults are those of Hairer's DOPRI5 code (and
+    estimate (DOP853's blend of two estimates behaves as one of embedded
+    order 7: ``k = 8``, as in Hairer's code).  The defaults are those of Hairer's DOPRI5 code (and
     OrdinaryDiffEq.jl's DP5), ``beta2 = 0.04`` and ``beta1 = 1/5 - 0.75
     beta2`` at ``k = 5``, scaled by ``5/k`` for other orders.  With safety
     0.9 the steps then settle where the error is about 0.45 of the tolerance
@@ -134,7 +135,7 @@ class PIController(_Adaptive):
             raise ValueError(
                 f"method {method.name!r} has no embedded error estimate; use "
                 "StepDoubling (adaptive='doubling') or a fixed step h")
-        return min(method.order, method.embedded_order) + 1
+        return min(method.order, method.error_order) + 1
 
     def params(self, method):
         k = self.exponent(method)

@@ -29,9 +29,9 @@ from functools import cached_property
 
 from .controllers import loose_newton_tolerance, radau5_newton_tolerance, tight_newton_tolerance
 from .kernels.bdf import WORK_ROWS as BDF_ROWS, bdf_restart, bdf_step, history_matrix
-from .kernels.driver import keeps_nothing, make_drive
+from .kernels.driver import extends_nothing, keeps_nothing, make_drive
 from .kernels.evaluation import first_order_derivative
-from .kernels.explicit_rk import explicit_rk_step
+from .kernels.explicit_rk import explicit_rk_step, extend_stages
 from .kernels.implicit_rk import implicit_rk_step
 from .kernels.layout import FAMILY_ROWS, STAGE
 from .kernels.radau import WORK_ROWS as RADAU_ROWS, radau_step
@@ -102,6 +102,11 @@ class Family:
     restart : function
         ``restart(fs, ist)`` (``@jitable``): forget the family's private
         memory after the state was changed from outside.
+    extend : function
+        ``extend(rhs, args, m, scratch, t, h, y, ist, fs) -> code``
+        (``@jitable``): evaluate what its own interpolant needs beyond the
+        step's stages, for an accepted step whose interpolant is used (see
+        :func:`~odekit.kernels.driver.make_drive`).
     stage_word : str
         What its stages are called in tables ("stages", "kicks").
     interpolant : str or None
@@ -126,6 +131,7 @@ class Family:
     rows: int | None = None
     arrays: object = _no_arrays
     restart: object = keeps_nothing
+    extend: object = extends_nothing
     stage_word: str = "stages"
     interpolant: str | None = None
 
@@ -157,7 +163,7 @@ class Family:
     @cached_property
     def _drives(self):
         # two loops, each made once: one without the event search compiles faster
-        return tuple(make_drive(self.step, self.deriv, self.restart, self.scale_by_new, events)
+        return tuple(make_drive(self.step, self.deriv, self.restart, self.scale_by_new, events, self.extend)
                      for events in (False, True))
 
     @property
@@ -211,7 +217,7 @@ register_family(Family(
     rows=RADAU_ROWS, arrays=_radau_arrays))
 register_family(Family(
     "explicit_rk", "explicit Runge-Kutta", ButcherTableau, explicit_rk_step,
-    accepts=lambda c: c.explicit, own_dense=True))
+    accepts=lambda c: c.explicit, own_dense=True, extend=extend_stages))
 register_family(Family(
     "implicit_rk", "diagonally implicit Runge-Kutta (Newton)", ButcherTableau, implicit_rk_step,
     accepts=lambda c: c.diagonally_implicit and not c.explicit, implicit=True, hold=1.2,

@@ -9,7 +9,13 @@ at most ``p`` vertices, its elementary weight equals ``1 / gamma(t)``
 where ``Phi_i(leaf) = 1``, ``Phi_i([t_1, ..., t_m]) = prod_k (A Phi(t_k))_i``
 and ``gamma([t_1, ..., t_m]) = |t| * prod_k gamma(t_k)``.  With the
 coefficients held as :class:`fractions.Fraction`, each condition holds or
-fails exactly.
+fails exactly; for coefficients published as rounded decimals, within a
+``tolerance`` far below the residuals of the conditions that fail.
+
+A continuous extension ``b_i(theta) = sum_j P[i][j] theta^(j+1)`` has order
+``p`` when ``sum_i b_i(theta) Phi_i(t) = theta^|t| / gamma(t)`` for every
+``theta`` and every tree with at most ``p`` vertices (*Solving ODEs I*,
+II.6): one condition per tree and power of ``theta``.
 """
 
 from fractions import Fraction
@@ -53,15 +59,47 @@ def density(tree):
     return _size(tree) * prod(density(child) for child in tree)
 
 
+class _Weights:
+    """``Phi_i(t)`` of one stage matrix, each tree's computed once: subtrees repeat across trees.
+
+    The arithmetic of exact (or 80-digit) coefficients is what costs, so
+    ``(A Phi(t))_i`` is kept too; hashing a matrix of Fractions to find its
+    memo would cost as much, so the memos are found by the matrix's identity
+    (a few kept, each with its matrix).
+    """
+
+    def __init__(self, A):
+        self.A = A
+        self.s = len(A)
+        self.phi, self.a_phi = {}, {}
+
+    def __call__(self, tree):
+        if tree not in self.phi:
+            out = [Fraction(1)] * self.s
+            for child in tree:
+                row = self._a_phi(child)
+                out = [x * y for x, y in zip(out, row)]
+            self.phi[tree] = out
+        return self.phi[tree]
+
+    def _a_phi(self, tree):
+        if tree not in self.a_phi:
+            inner = self(tree)
+            self.a_phi[tree] = [sum(a * x for a, x in zip(row, inner) if a) for row in self.A]
+        return self.a_phi[tree]
+
+
+_MEMOS = {}
+
+
 def _internal_weights(A, tree):
     """``Phi_i(t)`` for each stage ``i``."""
-    s = len(A)
-    phi = [Fraction(1)] * s
-    for child in tree:
-        inner = _internal_weights(A, child)
-        row = [sum(A[i][j] * inner[j] for j in range(s)) for i in range(s)]
-        phi = [phi[i] * row[i] for i in range(s)]
-    return phi
+    memo = _MEMOS.get(id(A))
+    if memo is None or memo.A is not A:
+        if len(_MEMOS) >= 16:
+            _MEMOS.pop(next(iter(_MEMOS)))
+        memo = _MEMOS[id(A)] = _Weights(A)
+    return memo(tree)
 
 
 def residual(A, b, tree):
@@ -70,15 +108,39 @@ def residual(A, b, tree):
     return sum(bi * pi for bi, pi in zip(b, phi)) - Fraction(1, density(tree))
 
 
-def satisfies(A, b, order):
-    """True when ``(A, b)`` satisfies every condition of orders ``1..order``."""
-    return all(residual(A, b, tree) == 0
+def satisfies(A, b, order, tolerance=0):
+    """True when ``(A, b)`` satisfies every condition of orders ``1..order`` (within ``tolerance``)."""
+    return all(abs(residual(A, b, tree)) <= tolerance
                for q in range(1, order + 1) for tree in rooted_trees(q))
 
 
-def order_of(A, b, max_order=8):
-    """The largest ``p <= max_order`` whose conditions all hold."""
+def order_of(A, b, max_order=8, tolerance=0):
+    """The largest ``p <= max_order`` whose conditions all hold (within ``tolerance``)."""
     p = 0
-    while p < max_order and all(residual(A, b, t) == 0 for t in rooted_trees(p + 1)):
+    while p < max_order and all(abs(residual(A, b, t)) <= tolerance for t in rooted_trees(p + 1)):
+        p += 1
+    return p
+
+
+def dense_residuals(A, P, tree):
+    """The residuals of a continuous extension's conditions for ``tree``, one per power of ``theta``.
+
+    ``A`` holds every stage the extension combines (interpolation stages
+    included), ``P`` its rows.  A tree of more vertices than ``P`` has
+    columns asks for a power of ``theta`` that ``P`` lacks: its ``1/gamma``
+    is a residual too.
+    """
+    phi = _internal_weights(A, tree)
+    q, degree = _size(tree), len(P[0])
+    target = Fraction(1, density(tree))
+    out = [sum(row[j] * p for row, p in zip(P, phi)) - (target if j + 1 == q else 0) for j in range(degree)]
+    return out + ([-target] if q > degree else [])
+
+
+def dense_order_of(A, P, max_order=8, tolerance=0):
+    """The largest ``p <= max_order`` for which the extension ``P`` has order ``p`` at every ``theta``."""
+    p = 0
+    while p < max_order and all(abs(r) <= tolerance for t in rooted_trees(p + 1)
+                                for r in dense_residuals(A, P, t)):
         p += 1
     return p

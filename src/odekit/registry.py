@@ -68,6 +68,22 @@ class Method:
         """Order of the embedded error estimate, or None (exact arithmetic, computed once)."""
         return self.coefficients.embedded_order()
 
+    @cached_property
+    def error_order(self):
+        """The order the error estimate behaves as, less one: what the controller's exponent follows.
+
+        The embedded order, except for a pair that blends two estimates
+        (DOP853's 5 and 3 behave as one of order 7); see
+        :meth:`odekit.tableau.ButcherTableau.error_order`.
+        """
+        blended = getattr(self.coefficients, "error_order", None)
+        return self.embedded_order if blended is None else blended()
+
+    @property
+    def interpolation_stages(self):
+        """Stages evaluated only for the method's own interpolant, when a step's is used."""
+        return getattr(self.coefficients, "interpolation_stages", 0)
+
     @property
     def adaptive(self):
         """True when the method carries its own error estimate (embedded pair, or BDF's)."""
@@ -187,6 +203,8 @@ class Method:
             + (str(evals) if evals is not None else "one per Newton iteration per implicit stage, "
                "plus a Jacobian (user-supplied, or one evaluation per component)")
             + ("; first same as last (FSAL)" if self.fsal else "")
+            + (f"; {self.interpolation_stages} more for a step whose interpolant is used (t_eval inside it, "
+               "dense output, events)" if self.interpolation_stages else "")
             + (", plus two for df/dt unless the problem is declared `autonomous`"
                if getattr(self.coefficients, "time_derivative", False) else ""),
             f"- **family** {self.family.title}; dense output: "
@@ -279,13 +297,11 @@ def methods(family=None):
 
 
 # SciPy's solve_ivp methods without an odekit equivalent, and what to use instead
-# (its others are aliases: RK45 = dp54, RK23 = bs32, Radau = radau5, BDF = bdf)
+# (its others are aliases: RK45 = dp54, RK23 = bs32, DOP853 = dop853, Radau = radau5, BDF = bdf)
 NOT_PROVIDED = {
     "lsoda": "LSODA switches between Adams (non-stiff) and BDF (stiff) by itself; use 'bdf' "
              "(or 'radau5', 'rodas4') for a stiff problem and 'dp54' for a non-stiff one -- "
              "odekit.analysis.stiffness(problem) tells which",
-    "dop853": "Dormand & Prince's 8(5,3) pair is not implemented; the embedded pairs go up to order 5 "
-              "('dp54'), and 'yoshida6' is of order 6 for mechanics",
 }
 
 

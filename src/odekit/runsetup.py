@@ -94,7 +94,7 @@ def work_arrays(method, y, problem, solver):
     """
     n, dtype = y.size, y.dtype
     family = method.family
-    W = np.zeros((family.work_rows(method.stages), n), dtype=dtype)
+    W = np.zeros((family.work_rows(method.stages + method.interpolation_stages), n), dtype=dtype)
     W[L.Y] = y
     if solver is not None:
         def system(size):

@@ -231,9 +231,9 @@ def solve_ivp(fun, t_span, y0, method="dp54", *, args=(), jac=None, jac_sparsity
     ``jac_sparsity``) and calls :func:`solve` with the remaining options
     (``h``, ``rtol``, ``atol``, ``t_eval``, ``dense_output``,
     ``linear_solver``, ...).  SciPy's method names are aliases: ``"RK45"`` is
-    ``dp54``, ``"RK23"`` is ``bs32``, ``"Radau"`` is ``radau5``, ``"BDF"`` is
-    ``bdf``; ``"LSODA"`` and ``"DOP853"`` have no equivalent and are refused
-    with advice.
+    ``dp54``, ``"RK23"`` is ``bs32``, ``"DOP853"`` is ``dop853``, ``"Radau"``
+    is ``radau5``, ``"BDF"`` is ``bdf``; ``"LSODA"`` has no equivalent and is
+    refused with advice.
 
     ``first_step`` and ``max_step`` are SciPy's names for the first step and
     the largest step of the adaptive controller (``h0`` and ``h_max`` of

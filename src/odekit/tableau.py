@@ -9,6 +9,7 @@ run on.
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
@@ -26,16 +27,18 @@ def _vector(name, values, s):
     return values
 
 
-def _weights(tableau, tolerance=0):
-    """Make ``b`` and ``b_hat`` exact and check that each sums to one (within ``tolerance``); return the stages."""
+def _weights(tableau, tolerance=0, names=("b_hat",)):
+    """Make ``b`` and the embedded weights ``names`` exact and check that each sums to one (within
+    ``tolerance``); return the stages."""
     s = len(tableau.b)
     object.__setattr__(tableau, "b", _vector("b", tableau.b, s))
     if abs(sum(tableau.b) - 1) > tolerance:
         raise ValueError(f"the weights b sum to {sum(tableau.b)}, not 1")
-    if tableau.b_hat is not None:
-        object.__setattr__(tableau, "b_hat", _vector("b_hat", tableau.b_hat, s))
-        if abs(sum(tableau.b_hat) - 1) > tolerance:
-            raise ValueError(f"the embedded weights b_hat sum to {sum(tableau.b_hat)}, not 1")
+    for name in names:
+        if getattr(tableau, name) is not None:
+            object.__setattr__(tableau, name, _vector(name, getattr(tableau, name), s))
+            if abs(sum(getattr(tableau, name)) - 1) > tolerance:
+                raise ValueError(f"the embedded weights {name} sum to {sum(getattr(tableau, name))}, not 1")
     return s
 
 
@@ -60,7 +63,28 @@ class ButcherTableau:
         Weights of the embedded method; ``y_new - y_hat`` estimates the error.
     dense : sequence of rows, optional
         Continuous extension: ``y(t + theta h) = y + h sum_i K_i sum_j
-        dense[i][j] theta^(j+1)``.  Must give ``b`` at ``theta = 1``.
+        dense[i][j] theta^(j+1)``.  Must give ``b`` at ``theta = 1``; one
+        row per stage, the interpolation stages included.
+    b_hat2 : sequence, optional
+        A second, lower-order embedded method (DOP853's third-order one).
+        With it the step's error is Hairer's blend of the two estimates
+        ``e = b - b_hat`` and ``e2 = b - b_hat2``: ``|e|^2 / sqrt(|e|^2 +
+        0.01 |e2|^2)`` in the error norm, which behaves as ``h^(2 q - q2 + 1)``
+        for embedded orders ``q > q2`` (``h^8`` for DOP853's 5 and 3) and
+        keeps the order-``q`` estimate from being too optimistic where
+        ``e`` happens to be small (Hairer, Nørsett & Wanner, *Solving ODEs I*,
+        II.10).
+    dense_c, dense_A : sequences, optional
+        Interpolation stages: stage ``s + k`` is ``f(t + dense_c[k] h, y + h
+        sum_j dense_A[k][j] K_j)`` over the step's stages and the
+        interpolation stages before it.  The run evaluates them only for a
+        step whose interpolant is used (``t_eval`` inside it, dense output,
+        events), after the step was accepted.
+    tolerance : Fraction, optional
+        For coefficients published as rounded decimals (write them as
+        strings: ``"0.0526001519587677318785587544488"`` is that decimal
+        exactly): the row sums, the weights' sums and the order conditions
+        then hold to within it rather than exactly.
 
     Raises
     ------
@@ -74,32 +98,55 @@ class ButcherTableau:
     b: tuple
     b_hat: tuple | None = None
     dense: tuple | None = None
+    b_hat2: tuple | None = None
+    dense_c: tuple = ()
+    dense_A: tuple = ()
+    tolerance: Fraction = Fraction(0)
 
     def __post_init__(self):
-        s = _weights(self)
         set_ = object.__setattr__
+        set_(self, "tolerance", _exact(self.tolerance))
+        s = _weights(self, self.tolerance, ("b_hat", "b_hat2"))
         set_(self, "c", _vector("c", self.c, s))
         set_(self, "A", _square("A", self.A, s))
+        extra = len(self.dense_c)
+        set_(self, "dense_c", _vector("dense_c", self.dense_c, extra))
+        if len(self.dense_A) != extra or any(len(row) > s + k for k, row in enumerate(self.dense_A)):
+            raise ValueError(f"dense_A must have one row per interpolation stage ({extra}), row k of at most "
+                             f"{s} + k entries")
+        set_(self, "dense_A", tuple(tuple(_exact(v) for v in row) + (Fraction(0),) * (s + extra - len(row))
+                                    for row in self.dense_A))
+        if extra and self.dense is None:
+            raise ValueError("interpolation stages (dense_c, dense_A) need a continuous extension (dense)")
+        if self.b_hat2 is not None and self.b_hat is None:
+            raise ValueError("b_hat2 blends with the estimate of b_hat: give b_hat too")
         if self.dense is not None:
             rows = tuple(tuple(_exact(v) for v in row) for row in self.dense)
-            if len(rows) != s:
-                raise ValueError(f"dense has {len(rows)} rows; the tableau has {s} stages")
+            if len(rows) != s + extra:
+                raise ValueError(f"dense has {len(rows)} rows; the tableau has {s + extra} stages")
             set_(self, "dense", rows)
-        for i, (ci, row) in enumerate(zip(self.c, self.A)):
-            if sum(row) != ci:
-                raise ValueError(f"row {i} of A sums to {sum(row)}, but c[{i}] = {ci}")
+        for i, (ci, row) in enumerate(zip(self.c + self.dense_c, self.A + self.dense_A)):
+            if abs(sum(row) - ci) > self.tolerance:
+                name = "A" if i < s else "dense_A"
+                raise ValueError(f"row {i if i < s else i - s} of {name} sums to {sum(row)}, but "
+                                 f"{'c' if i < s else 'dense_c'}[{i if i < s else i - s}] = {ci}")
         if self.dense is not None:
-            for i, row in enumerate(self.dense):
-                if sum(row) != self.b[i]:
-                    raise ValueError(f"dense row {i} sums to {sum(row)} at theta = 1, not b[{i}] = {self.b[i]}")
+            for i, (row, bi) in enumerate(zip(self.dense, self.b + (0,) * extra)):
+                if abs(sum(row) - bi) > self.tolerance:
+                    raise ValueError(f"dense row {i} sums to {sum(row)} at theta = 1, not b[{i}] = {bi}")
+            # sum_i b_i(theta) = theta, which the kernels' interpolation relies on (kernels.dense)
+            for j, column in enumerate(zip(*self.dense)):
+                if abs(sum(column) - (j == 0)) > self.tolerance:
+                    raise ValueError(f"the weights of the continuous extension sum to {sum(column)} times "
+                                     f"theta^{j + 1}, not {int(j == 0)}: it is not even of order 1")
 
     @property
     def stages(self):
         return len(self.b)
 
-    @property
+    @cached_property
     def explicit(self):
-        """True when ``A`` is strictly lower triangular."""
+        """True when ``A`` is strictly lower triangular (asked by every run: computed once)."""
         return all(self.A[i][j] == 0 for i in range(self.stages) for j in range(i, self.stages))
 
     @property
@@ -112,31 +159,72 @@ class ButcherTableau:
         """First same as last: the last stage is f(t + h, y_new) and starts the next step."""
         return self.explicit and self.c[-1] == 1 and self.A[-1] == self.b
 
+    @property
+    def interpolation_stages(self):
+        """Stages evaluated only for the continuous extension (``dense_c``)."""
+        return len(self.dense_c)
+
     def evaluations_per_step(self):
-        """Stages, less one when FSAL; None for implicit stages (Newton's iterations vary)."""
+        """Stages, less one when FSAL; None for implicit stages (Newton's iterations vary).
+
+        The interpolation stages are not counted: a step pays for them only
+        when its interpolant is used.
+        """
         return self.stages - self.fsal if self.explicit else None
 
     def order(self, max_order=8):
-        """The order of ``(A, b)`` from the exact order conditions."""
-        return order_conditions.order_of(self.A, self.b, max_order)
+        """The order of ``(A, b)`` from the order conditions (exact, or within ``tolerance``)."""
+        return order_conditions.order_of(self.A, self.b, max_order, self.tolerance)
 
     def embedded_order(self, max_order=8):
         """The order of the embedded method ``(A, b_hat)``, or None."""
         if self.b_hat is None:
             return None
-        return order_conditions.order_of(self.A, self.b_hat, max_order)
+        return order_conditions.order_of(self.A, self.b_hat, max_order, self.tolerance)
+
+    def error_order(self):
+        """The order the error estimate behaves as, less one (the controller's ``k - 1``): the
+        embedded order, or with a second estimate ``b_hat2`` of order ``q2`` Hairer's blend,
+        ``O(h^(2 q - q2 + 1))``, capped at the method's order."""
+        q = self.embedded_order()
+        if q is None or self.b_hat2 is None:
+            return q
+        q2 = order_conditions.order_of(self.A, self.b_hat2, q, self.tolerance)
+        return min(2 * q - q2, self.order())
+
+    @cached_property
+    def all_stages(self):
+        """The stage matrix of the step's stages and the interpolation stages: what ``dense`` combines."""
+        n = self.stages + self.interpolation_stages
+        return tuple(row + (Fraction(0),) * (n - len(row)) for row in self.A) + self.dense_A
+
+    def dense_order(self, max_order=8):
+        """The order of the continuous extension at every ``theta`` (None without one)."""
+        if self.dense is None:
+            return None
+        return order_conditions.dense_order_of(self.all_stages, self.dense, max_order, self.tolerance)
 
     def kernel_data(self):
         """``(T, c, flags)`` for the kernels: ``T`` stacks ``A``, ``b`` and ``e = b - b_hat``.
 
         ``e`` is a row of zeros without an embedded pair; ``flags = [fsal,
-        estimate, one_diagonal]``, the last when the implicit stages share one
-        diagonal value (an SDIRK: the error estimate can be filtered by its
-        Newton matrix).
+        estimate, one_diagonal, extra, blend]``: ``one_diagonal`` when the
+        implicit stages share one diagonal value (an SDIRK: the error estimate
+        can be filtered by its Newton matrix), ``extra`` the number of
+        interpolation stages and ``blend`` when there is a second estimate.
+        With either of the last two, ``T`` goes on with ``e2 = b - b_hat2``
+        (zeros without it) and the rows of ``dense_A``; ``c`` holds the
+        nodes of the step's stages, then ``dense_c``.
         """
         diagonal = {self.A[i][i] for i in range(self.stages)} - {0}
-        return (_stacked(self.A, self.b, self.b_hat), np.array(self.c, dtype=float),
-                np.array([self.fsal, self.b_hat is not None, len(diagonal) == 1], dtype=np.int64))
+        flags = np.array([self.fsal, self.b_hat is not None, len(diagonal) == 1, self.interpolation_stages,
+                          self.b_hat2 is not None], dtype=np.int64)
+        T = _stacked(self.A, self.b, self.b_hat)
+        if self.interpolation_stages or self.b_hat2 is not None:
+            e2 = _stacked([], self.b, self.b_hat2)[-1:]
+            T = np.vstack([np.pad(np.vstack([T, e2]), ((0, 0), (0, self.interpolation_stages))),
+                           np.array(self.dense_A, dtype=float).reshape(-1, T.shape[1] + self.interpolation_stages)])
+        return T, np.array(self.c + self.dense_c, dtype=float), flags
 
     def dense_matrix(self):
         """The continuous extension as a float array (``0 x 0`` when absent)."""

@@ -2,7 +2,14 @@
 
 A method with its own continuous extension carries a matrix ``P`` with
 ``y(t + theta h) = y + h sum_i K_i sum_j P[i, j] theta^(j+1)`` (for example
-Dormand--Prince's order-4 interpolant).  A ``P`` with rows but no columns
+Dormand--Prince's order-4 interpolant), evaluated from the nearer end of the
+step (from ``y1`` with ``theta^(j+1) - 1``): the same polynomial, but exactly
+``y1`` at ``theta = 1`` where large coefficients (DOP853's reach 500) would
+leave a rounding error of many ulps.  And as ``theta K_1 + sum_i w_i(theta)
+(K_i - K_1)``, the weights summing to ``theta`` (the extension's first-order
+condition): the large weights (Verner's 8(7) reaches 1.4e6) then multiply
+differences of order ``h``, and their rounding, 1e-10 of ``h f`` in the
+plain sum, becomes one of ``h^2 f'``.  A ``P`` with rows but no columns
 says that the "stages" ``K_1, K_2, ...`` are backward differences of the
 solution at spacing ``h`` ending at ``y1`` (BDF's history): the
 interpolant is then their Newton form,
@@ -13,7 +20,7 @@ order and exact at both ends.
 """
 
 from . import compiled_as, jitable
-from .primitives import axpy, copy_row
+from .primitives import axpy, axpy_difference, copy_row
 
 
 def _hermite_loop(out, row, W, y0, y1, f0, f1, c):
@@ -42,15 +49,19 @@ def interpolate(P, theta, h, W, y0, y1, f0, f1, k0, out, row):
             weight *= (theta - 1.0 + j) / (j + 1.0)
             axpy(out, row, theta if start and j == 0 else weight, W, k0 + j)
         return
-    if P.shape[0] > 0:
-        copy_row(out, row, W, y0)
-        for i in range(P.shape[0]):
+    if P.shape[0] > 0:                           # from the nearer end, too: exact at both
+        start = theta < 0.5
+        copy_row(out, row, W, y0 if start else y1)
+        end = 0.0 if start else 1.0               # y1 = y0 + h sum_i K_i sum_j P[i, j]
+        # the weights sum to theta - end: K_1 takes that, the others their differences from it
+        axpy(out, row, h * (theta - end), W, k0)
+        for i in range(1, P.shape[0]):
             weight = 0.0
             power = theta
             for j in range(P.shape[1]):
-                weight += P[i, j] * power
+                weight += P[i, j] * (power - end)
                 power *= theta
-            axpy(out, row, h * weight, W, k0 + i)
+            axpy_difference(out, row, h * weight, W, k0 + i, k0)
         return
     t2 = theta * theta
     t3 = t2 * theta

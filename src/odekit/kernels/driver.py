@@ -57,8 +57,19 @@ def keeps_nothing(fs, ist):
     """The ``restart`` of a family without private memory beyond the shared slots."""
 
 
-def make_drive(step, deriv, restart, scale_by_new=False, events=False):
+@jitable
+def extends_nothing(rhs, args, m, scratch, t, h, y, ist, fs):
+    """The ``extend`` of a family whose interpolant needs no evaluations beyond its step's."""
+    return SUCCESS
+
+
+def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=extends_nothing):
     """The integration loop of the family whose stepper is ``step`` (and ``restart`` its memory's reset).
+
+    ``extend(rhs, args, m, scratch, t, h, y, ist, fs) -> code`` evaluates
+    what the method's own interpolant needs beyond the step's stages (the
+    interpolation stages of DOP853), once the step is accepted and only when
+    its interpolant is used.
 
     A step's error is measured against ``atol + rtol max(|y|, |y_new|)``, or
     with ``scale_by_new`` against ``atol + rtol |y_new|`` (see
@@ -198,18 +209,21 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False):
                 if not np.isfinite(en):
                     code = NONFINITE
 
-            # --- the derivatives at both ends, when Hermite output needs them: only once
-            # the step passed, and for t_eval only when a requested time falls in it
-            # (implicit stages do not give f_new for free, a step that drifts first not
-            # even f; an own interpolant needs neither)
-            if code == SUCCESS and en <= 1.0 and not own and (dense or events or (
+            # --- what the interpolant needs beyond the step, only once the step passed, and
+            # for t_eval only when a requested time falls in it: for Hermite output the
+            # derivatives at both ends (implicit stages do not give f_new for free, a step
+            # that drifts first not even f), for an own interpolant its extra stages, if any
+            if code == SUCCESS and en <= 1.0 and (dense or events or (
                     record_teval and ist[TEVAL_NEXT] < t_eval.shape[0]
                     and direction * (t_eval[ist[TEVAL_NEXT]] - t_new) <= 0.0)):
-                if not have_f:
-                    code = deriv(rhs, args, t, W, Y, F, ist, fs)
-                if code == SUCCESS and not have_fnew:
-                    code = deriv(rhs, args, t_new, W, YNEW, FNEW, ist, fs)
-                    have_fnew = True
+                if own:
+                    code = extend(rhs, args, m, scratch, t, h, Y, ist, fs)
+                else:
+                    if not have_f:
+                        code = deriv(rhs, args, t, W, Y, F, ist, fs)
+                    if code == SUCCESS and not have_fnew:
+                        code = deriv(rhs, args, t_new, W, YNEW, FNEW, ist, fs)
+                        have_fnew = True
 
             # --- accept or reject
             if code != SUCCESS:

@@ -2,18 +2,26 @@
 
 Method data: ``(T, c, flags)``.  ``T`` stacks the tableau's rows: ``A``
 (``s`` rows), then ``b``, then the error weights ``e = b - b_hat`` (zeros
-without an embedded pair).  ``flags = [fsal, estimate]``: ``fsal`` is 1 when
-the last stage is f(t + h, y_new) and can start the next step, ``estimate``
-when there is an embedded pair.  Stage ``i`` lives in row ``STAGE + i`` of
+without an embedded pair).  ``flags = [fsal, estimate, -, extra, blend]``:
+``fsal`` is 1 when the last stage is f(t + h, y_new) and can start the next
+step, ``estimate`` when there is an embedded pair; ``extra`` counts the
+interpolation stages, ``blend`` says there is a second estimate ``e2``.
+With either, ``T`` goes on with ``e2`` (row ``s + 2``) and the rows of the
+interpolation stages (row ``i + 3`` for stage ``i >= s``), and ``c`` holds
+their nodes after the step's.  Stage ``i`` lives in row ``STAGE + i`` of
 the work matrix.
 """
+
+import math
 
 import numpy as np
 
 from . import jitable
 from .evaluation import evaluate
 from .layout import ERR, NONFINITE, STAGE, SUCCESS, T_FAIL
-from .primitives import all_finite, combine, copy_row
+from .primitives import all_finite, combine, copy_row, copy_scaled, error_norm
+
+BLEND = 0.01     # weight of the lower estimate in Hairer's blend (his DOP853)
 
 
 @jitable
@@ -25,8 +33,8 @@ def explicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, 
     """
     T, c, flags = m
     W = scratch[0]
-    s = c.shape[0]
-    tmp = STAGE + s
+    s = c.shape[0] - flags[3]       # the interpolation stages are left to extend_stages
+    tmp = STAGE + c.shape[0]
     if not have_f:
         code = evaluate(rhs, args, t, W, y, f, ist, fs)
         if code != SUCCESS:
@@ -51,7 +59,44 @@ def explicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, 
                 return NONFINITE, True, False
         fs[T_FAIL] = np.nan          # every stage finite: the combination overflowed
         return NONFINITE, True, False
+    if estimate and flags[4] != 0:
+        combine(W, tmp, -1, h, T, s + 2, STAGE, s)
+        blend(W, ERR, tmp, y, ynew, tol)
     if flags[0] != 0:
         copy_row(W, fnew, W, STAGE + s - 1)
         return SUCCESS, True, True
     return SUCCESS, True, False
+
+
+@jitable
+def blend(W, err, low, y, ynew, tol):
+    """Scale ``W[err]`` so that its error norm is Hairer's blend with the lower estimate ``W[low]``.
+
+    ``|e|^2 / sqrt(|e|^2 + BLEND |e2|^2)`` in the norm of the error test, as
+    DOP853 measures its step (Hairer, Nørsett & Wanner, *Solving ODEs I*,
+    II.10); the controller then sees one row like any pair's.
+    """
+    e = error_norm(W, err, y, ynew, tol)
+    e2 = error_norm(W, low, y, ynew, tol)
+    denominator = math.sqrt(e * e + BLEND * e2 * e2)
+    if denominator > 0.0:
+        copy_scaled(W, err, e / denominator, W, err)
+
+
+@jitable
+def extend_stages(rhs, args, m, scratch, t, h, y, ist, fs):
+    """Evaluate the interpolation stages of the accepted step of size ``h`` from row ``y``.
+
+    Called by the loop only when the step's interpolant is used; returns a
+    status.  A tableau without interpolation stages evaluates nothing.
+    """
+    T, c, flags = m
+    W = scratch[0]
+    n = c.shape[0]
+    tmp = STAGE + n
+    for i in range(n - flags[3], n):
+        combine(W, tmp, y, h, T, i + 3, STAGE, i)
+        code = evaluate(rhs, args, t + c[i] * h, W, tmp, STAGE + i, ist, fs)
+        if code != SUCCESS:
+            return code
+    return SUCCESS

@@ -68,6 +68,17 @@ def axpy(D, d, alpha, S, s):
     D[d] += alpha * S[s]
 
 
+def _axpy_difference_loop(D, d, alpha, S, a, b):
+    for q in range(D.shape[1]):
+        D[d, q] += alpha * (S[a, q] - S[b, q])
+
+
+@compiled_as(_axpy_difference_loop)
+def axpy_difference(D, d, alpha, S, a, b):
+    """``D[d] += alpha * (S[a] - S[b])``."""
+    D[d] += alpha * (S[a] - S[b])
+
+
 def _scaled_difference_loop(W, out, a, b, scale):
     for q in range(W.shape[1]):
         W[out, q] = (W[a, q] - W[b, q]) * scale
