@@ -70,16 +70,20 @@ def median_error(final, reference):
 
 # --- the solvers: each run(y0, rtol) -> final states ------------------------------------------
 
-def odekit_ensemble(workers):
+METHODS = ("dp54", "tsit5", "dop853", "vern7")      # odekit's explicit pairs; the fastest at the error is compared
+DASK_METHOD = "dop853"
+
+
+def odekit_ensemble(workers, method="dp54"):
     def run(y0, rtol):
-        ens = odekit.ensemble(PROBLEM, "dp54", y0=y0, rtol=rtol, atol=rtol / 100, workers=workers)
+        ens = odekit.ensemble(PROBLEM, method, y0=y0, rtol=rtol, atol=rtol / 100, workers=workers)
         assert ens.success.all() and ens.backend == "numba", ens.message
         return ens.y
     return run
 
 
-def odekit_loop(y0, rtol):
-    return np.array([odekit.solve(_problem(u), "dp54", rtol=rtol, atol=rtol / 100).y[-1] for u in y0])
+def odekit_loop(y0, rtol, method="dop853"):
+    return np.array([odekit.solve(_problem(u), method, rtol=rtol, atol=rtol / 100).y[-1] for u in y0])
 
 
 def _problem(u):
@@ -153,13 +157,16 @@ def main():
     y0_all = starts(biggest)
     sample = y0_all[:sizes.tolerance_sample]
     reference = odekit_ensemble(None)(y0_all, 1e-13)
-    solvers = {"odekit ensemble, 1 thread": odekit_ensemble(1), "odekit ensemble, 2 threads": odekit_ensemble(2)}
+    solvers = {}
+    for method in METHODS:
+        solvers[f"odekit ensemble {method}, 1 thread"] = odekit_ensemble(1, method)
+        solvers[f"odekit ensemble {method}, 2 threads"] = odekit_ensemble(2, method)
     for name in ("lsoda", "dop853"):
         peer = numbalsoda_solver(name)
         if peer is not None:
             solvers[f"numbalsoda {name} prange, 1 thread"] = peer(1)
             solvers[f"numbalsoda {name} prange, 2 threads"] = peer(2)
-    loops = {"Python loop of odekit.solve": (odekit_loop, sizes.sample),
+    loops = {"Python loop of odekit.solve dop853": (odekit_loop, sizes.sample),
              "Python loop of SciPy solve_ivp RK45": (scipy_loop, max(2, sizes.sample // 10))}
     report = {"machine": m, "target_error": TARGET_ERROR, "runs": []}
     rates, tolerances = {}, {}
@@ -188,26 +195,32 @@ def main():
         rates[(name, None)] = size / seconds
         table.append((name, f"{size:,}", f"{seconds:.3f}", f"{size / seconds:,.0f}",
                       f"{median_error(final, reference[:size]):.2e}"))
-    dask_rate = dask_run(y0_all[:biggest], tolerances["odekit ensemble, 1 thread"], sizes, reference, table)
+    dask_rate = dask_run(y0_all[:biggest], tolerances[f"odekit ensemble {DASK_METHOD}, 1 thread"], sizes, reference,
+                         table)
     print()
     common.print_table(("solver", "trajectories", "seconds", "per second", "median error"), table)
 
     ratios = {}
-    best = rates[("odekit ensemble, 2 threads", biggest)]
-    ratios["ensemble (2 threads) / Python loop of odekit.solve"] = best / rates[("Python loop of odekit.solve", None)]
-    ratios["ensemble (2 threads) / Python loop of SciPy"] = \
-        best / rates[("Python loop of SciPy solve_ivp RK45", None)]
+
+    def fastest(prefix, threads, count):
+        names = [n for n in solvers if n.startswith(prefix) and n.endswith(f", {threads} thread" + "s" * (threads > 1))]
+        return max(((rates[(n, count)], n) for n in names), default=(None, None))
+
+    best, best_name = fastest("odekit ensemble", 2, biggest)
+    ratios[f"{best_name} / Python loop of odekit.solve"] = best / rates[("Python loop of odekit.solve dop853", None)]
+    ratios[f"{best_name} / Python loop of SciPy"] = best / rates[("Python loop of SciPy solve_ivp RK45", None)]
     for count in sizes.counts:
-        ratios[f"ensemble 2 threads / 1 thread, {count:,}"] = \
-            rates[("odekit ensemble, 2 threads", count)] / rates[("odekit ensemble, 1 thread", count)]
+        one, name = fastest("odekit ensemble", 1, count)
+        ratios[f"2 threads / 1 thread, {name.split(',')[0]}, {count:,}"] = \
+            rates[(name.replace("1 thread", "2 threads"), count)] / one
         for threads in (1, 2):
-            peers = [rates[(n, count)] for n in solvers if n.startswith("numbalsoda") and f", {threads} thread" in n]
-            if peers:
-                ratios[f"ensemble / fastest numbalsoda, {threads} thread(s), {count:,}"] = \
-                    rates[(f"odekit ensemble, {threads} thread{'s' if threads > 1 else ''}", count)] / max(peers)
+            mine, _ = fastest("odekit ensemble", threads, count)
+            peer, peer_name = fastest("numbalsoda", threads, count)
+            if peer:
+                ratios[f"fastest odekit / {peer_name}, {count:,}"] = mine / peer
     if dask_rate:
-        ratios[f"Dask LocalCluster (2 workers) / 1 local thread, {biggest:,}"] = \
-            dask_rate / rates[("odekit ensemble, 1 thread", biggest)]
+        one = rates[(f"odekit ensemble {DASK_METHOD}, 1 thread", biggest)]
+        ratios[f"Dask LocalCluster (2 workers) / 1 local thread, {DASK_METHOD}, {biggest:,}"] = dask_rate / one
     common.print_ratios("odekit's ensemble against the others (above 1: odekit faster)", ratios)
     report["runs"] = [dict(zip(("solver", "trajectories", "seconds", "per_second", "median_error"), row))
                       for row in table]
@@ -224,10 +237,10 @@ def dask_run(y0, rtol, sizes, reference, table):
         return None
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
-        run = odekit_ensemble(client)
+        run = odekit_ensemble(client, DASK_METHOD)
         run(y0[:40], rtol)                     # each worker sets the problem up (compiles) once
         seconds, final = common.best_of(lambda: run(y0, rtol), sizes.timing)
-    table.append(("odekit ensemble, Dask LocalCluster 2 workers", f"{y0.shape[0]:,}", f"{seconds:.3f}",
+    table.append((f"odekit ensemble {DASK_METHOD}, Dask LocalCluster 2 workers", f"{y0.shape[0]:,}", f"{seconds:.3f}",
                   f"{y0.shape[0] / seconds:,.0f}", f"{median_error(final, reference[:y0.shape[0]]):.2e}"))
     return y0.shape[0] / seconds
 
