@@ -8,6 +8,8 @@ from fractions import Fraction
 import itertools
 import math
 
+import numpy as np
+
 
 
 
@@ -88,15 +90,66 @@ def primitive(p):
     return [Fraction(v // g) for v in ints]
 
 
+_FLOATS = {}
+
+
+def _float_sign(q, x):
+    """The sign of ``q(x)`` when floating point decides it with certainty, else None.
+
+    Horner's rule in floats errs by at most ``(2 deg + 1) u sum_i |q_i| |x|^i``
+    (Higham, *Accuracy and Stability of Numerical Algorithms*, 5.1), the
+    rounding of ``x`` and of the coefficients adding ``(deg + 1) u`` of the
+    same sum: a value beyond three times their total has its sign.  The
+    exact evaluation is left to the close calls, where the sign is at stake
+    -- on the Sturm sequences of a degree-32 polynomial in ``Q(sqrt 6)``
+    (Verner's 9(8) on the imaginary axis) it took minutes.
+    """
+    memo = _FLOATS.get(id(q))
+    if memo is None or memo[0] is not q:
+        if len(_FLOATS) >= 256:
+            _FLOATS.pop(next(iter(_FLOATS)))
+        try:
+            # a positive scale keeps the signs: Sturm members' integer coefficients pass 1e308
+            top = max((c.numerator.bit_length() - c.denominator.bit_length() for c in q
+                       if isinstance(c, Fraction)), default=0)
+            scale = Fraction(1, 1 << max(0, top - 900))
+            floats = [float(c * scale) for c in q]
+        except OverflowError:
+            floats = None
+        if floats is not None and any((f == 0.0) != (c == 0) or not math.isfinite(f) for f, c in zip(floats, q)):
+            floats = None                              # under- or overflow: no relative error bound
+        memo = _FLOATS[id(q)] = (q, floats)
+    floats = memo[1]
+    try:
+        xf = float(x)
+    except OverflowError:
+        return None
+    if floats is None or (xf == 0.0) != (x == 0) or not math.isfinite(xf):
+        return None
+    value = bound = 0.0
+    ax = abs(xf)
+    for c in reversed(floats):
+        value = value * xf + c
+        bound = bound * ax + abs(c)
+    error = 3.0 * (3 * len(floats) + 2) * 2.0 ** -53 * bound
+    if not (math.isfinite(value) and math.isfinite(error) and abs(value) > error):
+        return None
+    return 1 if value > 0 else -1
+
+
 def sign_at(q, x):
     """Sign of the integer polynomial ``q`` at the rational ``x``, in integer arithmetic.
 
     (Coefficients with square roots, not integers, are evaluated exactly in
-    their field.)
+    their field.)  Floating point answers first where it is sure
+    (:func:`_float_sign`).
 
     With ``x = n/d``, ``d > 0``: ``q(x) d^deg = sum_i q_i n^i d^(deg - i)``,
     by Horner's rule ``acc <- acc n + q_i d^(deg - i)``.
     """
+    sure = _float_sign(q, x)
+    if sure is not None:
+        return sure
     if not (isinstance(x, Fraction) and all(isinstance(c, Fraction) for c in q)):
         value = Fraction(0)            # square roots in q: Horner's rule in Q(sqrt(d)), exact too
         for c in reversed(q):
@@ -154,6 +207,33 @@ def avoid_root(q, lo, hi):
     raise AssertionError("a polynomial vanished at six points of one isolating interval")  # pragma: no cover
 
 
+def _bracket_from_floats(p, sturm):
+    """``first_crossing``'s interval found from the floating-point roots of ``p``, proven by Sturm's
+    counts; None when they do not prove it (the exact bisection then finds it).
+
+    Bisecting from ``(0, bound)`` with exact counts took seconds to minutes
+    on the polynomials of degree 24 to 32 of the order-8 and -9 pairs: near
+    their roots the Sturm members' huge integer coefficients cancel, and
+    every sign is exact big-integer arithmetic.  A float root narrows the
+    search to a few counts; the counts keep the answer exact.
+    """
+    try:
+        roots = np.roots([float(c) for c in reversed(p)])
+    except (OverflowError, ValueError, np.linalg.LinAlgError):
+        return None
+    real = [r.real for r in roots if r.real > 0 and abs(r.imag) <= 1e-6 * abs(r)]
+    if not real or not all(math.isfinite(r) for r in real):
+        return None
+    guess = min(real)
+    q = sturm.seq[0]
+    for width in (1e-9, 1e-6, 1e-3):
+        lo, hi = Fraction(guess * (1 - width)), Fraction(guess * (1 + width))
+        if (sign_at(q, lo) < 0 < sign_at(q, hi) and sturm.count(Fraction(0), lo) == 0
+                and sturm.count(lo, hi) == 1):
+            return lo, hi
+    return None
+
+
 def first_crossing(p):
     """The smallest ``s > 0`` where ``p`` (with ``p(0) < 0``) changes sign, as an isolating interval.
 
@@ -166,6 +246,9 @@ def first_crossing(p):
         return None
     sturm = Sturm(p)
     q = sturm.seq[0]
+    bracket = _bracket_from_floats(p, sturm)
+    if bracket is not None:
+        return bracket
     bound = 1 + max(abs(c / p[-1]) for c in p[:-1])          # Cauchy: every root has |s| < bound
     lo = Fraction(0)
     while True:
