@@ -168,7 +168,7 @@ def main():
             solvers[f"numbalsoda {name} prange, 2 threads"] = peer(2)
     loops = {"Python loop of odekit.solve dop853": (odekit_loop, sizes.sample),
              "Python loop of SciPy solve_ivp RK45": (scipy_loop, max(2, sizes.sample // 10))}
-    report = {"machine": m, "target_error": TARGET_ERROR, "runs": []}
+    report = {"machine": m, "quick": args.quick, "target_error": TARGET_ERROR, "runs": []}
     rates, tolerances = {}, {}
     print(f"\n  tolerances matched: the loosest rtol (atol = rtol/100) with median relative error <= "
           f"{TARGET_ERROR:g} over {len(sample)} trajectories")
@@ -233,7 +233,7 @@ def dask_run(y0, rtol, sizes, reference, table):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        table.append("Dask: not installed (pip install 'odekit[distributed]')")
+        table.append("Dask: not installed (pip install -e '.[distributed]')")
         return None
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             Client(cluster) as client:
