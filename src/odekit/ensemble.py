@@ -20,6 +20,7 @@ compiled loop on every chunk it receives.
 from collections.abc import Mapping
 import concurrent.futures
 import copy
+import functools
 import hashlib
 import inspect
 import os
@@ -204,18 +205,23 @@ class Inputs:
 
     def slice(self, lo, hi):
         """The inputs of trajectories ``lo`` to ``hi``."""
-        args = tuple(a[lo:hi] if s else a for a, s in zip(self.args, self.stacked))
-        return self.y0[lo:hi], args
+        return self.y0[lo:hi], taken(self.args, self.stacked, slice(lo, hi))
 
     def problem(self, i):
         """Trajectory ``i`` as a problem of its own (its functions shared)."""
         return trajectory_problem(self.base, self.y0[i], self.args, self.stacked, i)
 
 
+def taken(args, stacked, which):
+    """The ``args`` of trajectories ``which`` (an index, a slice or an index array): stacked entries indexed,
+    shared ones as they are (the Python twin of :func:`odekit.kernels.ensemble.picker`'s ``pick``)."""
+    return tuple(a[which] if s else a for a, s in zip(args, stacked))
+
+
 def trajectory_problem(base, state, args, stacked, i):
     """``base`` with initial state ``state`` (flat) and the ``args`` of trajectory ``i``."""
     p = copy.copy(base)
-    p.args = tuple(a[i] if s else a for a, s in zip(args, stacked))
+    p.args = taken(args, stacked, i)
     if base.second_order:
         x, v = base.unflatten(state[None])[0]
         p.x0, p.v0 = x.copy(), v.copy()
@@ -398,8 +404,7 @@ class Runner:
     def _pass(self, result, index, y0, args, room, threads, chunk, progress):
         """Run trajectories ``index`` with ``room`` rows (steps, events); return those that needed more."""
         whole = index.size == y0.shape[0]
-        rows = self._rows(y0 if whole else y0[index],
-                          args if whole else tuple(a[index] if s else a for a, s in zip(args, self.spec.stacked)))
+        rows = self._rows(y0 if whole else y0[index], args if whole else taken(args, self.spec.stacked, index))
         records = self._records(rows, *room)
         work = Work(self, rows, records, chunk)
         try:
@@ -443,7 +448,7 @@ class Runner:
     def chunk(self, rows, records, lane, lo, hi, stop):
         """Run trajectories ``lo`` to ``hi`` of ``rows`` in ``lane``; return where it stopped."""
         args = (self.proto._fns, self.proto._method_data, rows, records, lane, self.blank, lo, hi, stop)
-        if self._chunk is None:
+        if self._chunk is None:       # (made before any lane starts: see _run_lanes)
             self._chunk = _compiled_chunk(self._loop, args) if self._compiled else self._loop
         return self._chunk(*args)
 
@@ -455,8 +460,10 @@ class Runner:
         if lanes == 1:
             work.serial(self._lane(), report)
             return
+        arrays = [self._lane() for _ in range(lanes)]
+        self.chunk(work.rows, work.records, arrays[0], 0, 0, work.stop)     # compiled once, before the threads
         pool = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix="odekit-lane")
-        futures = [pool.submit(work.lanes, self._lane(), lanes) for _ in range(lanes)]
+        futures = [pool.submit(work.lanes, lane, lanes) for lane in arrays]
         try:
             while concurrent.futures.wait(futures, timeout=0.1).not_done:
                 if report is not None:
@@ -473,12 +480,8 @@ class Runner:
             report(count)
 
 
-def _chunk_loop(drive, deriv, pick, fresh, events, _made={}):
-    """The chunk loop of one family loop and structure of args (made once: Numba compiles it once)."""
-    key = (drive, deriv, pick, fresh, events)
-    if key not in _made:
-        _made[key] = make_chunk(drive, deriv, pick, fresh, events)
-    return _made[key]
+# the chunk loop of one family loop and structure of args, made once (so that Numba compiles it once)
+_chunk_loop = functools.lru_cache(maxsize=None)(make_chunk)
 
 
 def _compiled_chunk(loop, sample):
