@@ -46,11 +46,7 @@ def main(argv=None):
     s = sub.add_parser("solve", help="solve a problem from the zoo and print a summary")
     s.add_argument("problem", help=f"one of: {', '.join(problems.PROBLEMS)}")
     s.add_argument("--method", default="dp54", help="a registered method (see `odekit methods`)")
-    step = s.add_mutually_exclusive_group()
-    step.add_argument("--h", type=float, help="fixed step size")
-    step.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (adaptive; default 1e-6)")
-    s.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (adaptive; default 1e-9)")
-    s.add_argument("--t-end", type=float, help="end of the span (default: the problem's)")
+    _step_options(s)
     s.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                    help=PARAM_HELP)
     s.add_argument("--backend", default="auto", choices=("auto", "numba", "python"))
@@ -91,11 +87,7 @@ def main(argv=None):
                     help="the parameter swept, COUNT values from START to STOP, e.g. -p B=0:1:21 (once); "
                          "other parameters as NAME=VALUE (repeatable)")
     sw.add_argument("--method", default="dp54", help="a method, or several comma-separated (default dp54)")
-    step = sw.add_mutually_exclusive_group()
-    step.add_argument("--h", type=float, help="fixed step size")
-    step.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (adaptive; default 1e-6)")
-    sw.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (adaptive; default 1e-9)")
-    sw.add_argument("--t-end", type=float, help="end of the span (default: the problem's)")
+    _step_options(sw)
     sw.add_argument("--save", default="final", choices=("final", "steps"),
                     help="final: the invariants at t_end; steps: also their largest change over the run")
     where = sw.add_mutually_exclusive_group()
@@ -149,6 +141,20 @@ def main(argv=None):
         return 2
 
 
+def _step_options(parser):
+    """``--h`` or ``--rtol``/``--atol``, and ``--t-end``: the steps and span of a command that solves."""
+    step = parser.add_mutually_exclusive_group()
+    step.add_argument("--h", type=float, help="fixed step size")
+    step.add_argument("--rtol", type=float, default=1e-6, help="relative tolerance (adaptive; default 1e-6)")
+    parser.add_argument("--atol", type=float, default=1e-9, help="absolute tolerance (adaptive; default 1e-9)")
+    parser.add_argument("--t-end", type=float, help="end of the span (default: the problem's)")
+
+
+def _steps(args):
+    """The step options ``_step_options`` parsed, as keyword arguments of a solve."""
+    return {"h": args.h} if args.h is not None else {"rtol": args.rtol, "atol": args.atol}
+
+
 def _serve(args):
     from .serve import serve
 
@@ -188,7 +194,7 @@ def _solve(args):
     _check_outputs(args)
     prob = _problem(args)
     m = lookup_method(args.method)
-    options = {"h": args.h} if args.h is not None else {"rtol": args.rtol, "atol": args.atol}
+    options = _steps(args)
     start = time.perf_counter()
     try:
         # the timer first: Numba's import is not counted in the bar's delay
@@ -220,15 +226,15 @@ def _sweep(args):
                          f"({', '.join(swept) or 'none'})")
     name, values = _range(swept[0])
     fixed = dict(_param(p) for p in args.param if p not in swept)
-    options = {"h": args.h} if args.h is not None else {"rtol": args.rtol, "atol": args.atol}
-    workers = args.workers
-    if args.scheduler is not None:
-        from distributed import Client
+    with contextlib.ExitStack() as stack:
+        workers = args.workers
+        if args.scheduler is not None:          # the command's own client, closed when it is done
+            from distributed import Client
 
-        workers = Client(args.scheduler)
-    with Progress("sweep", quiet=args.quiet, starting=_starting(args)) as bar:
+            workers = stack.enter_context(Client(args.scheduler))
+        bar = stack.enter_context(Progress("sweep", quiet=args.quiet, starting=_starting(args)))
         result = sweep(args.problem, name, values, _names(args.method), fixed, args.t_end, save=args.save,
-                       workers=workers, backend=args.backend, progress=bar, **options)
+                       workers=workers, backend=args.backend, progress=bar, **_steps(args))
     print(result)
     _save(result, args)
     return 0 if all(ens.success.all() for ens in result.runs.values()) else 1

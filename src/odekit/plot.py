@@ -317,3 +317,24 @@ def ensemble(ens, path=None):
     axes[-1].set_xlabel("t")
     axes[0].set_title(f"{ens.problem(0).name}, {ens.method.name}: {len(ens):,} trajectories")
     return _finish(fig, path)
+
+
+def sweep(result, path=None):
+    """A :class:`~odekit.sweep.SweepResult`: each invariant at the end of the span, and its relative change,
+    against the swept parameter; a line per method."""
+    names = list(result.invariants(next(iter(result.runs))))
+    if not names:
+        raise ValueError(f"{result.problem} has no invariants to plot against {result.name}")
+    fig = Figure(figsize=(10.0, 3.2 * len(names)))
+    axes = fig.subplots(len(names), 2, squeeze=False)
+    for m in result.runs:
+        for row, (inv, (end, change)) in zip(axes, result.invariants(m).items()):
+            row[0].plot(result.values, end, marker=".", color=colour(m), label=m)
+            row[1].semilogy(result.values, np.maximum(change, 1e-17), marker=".", color=colour(m), label=m)
+            row[0].set_ylabel(f"{inv} at t_end")
+            row[1].set_ylabel(f"|{inv} change| / |{inv}(t0)|")
+    for ax in axes[-1]:
+        ax.set_xlabel(result.name)
+    axes[0][1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.suptitle(f"{result.problem}: sweep over {result.name}")
+    return _finish(fig, path)

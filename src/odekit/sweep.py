@@ -14,7 +14,6 @@ import numpy as np
 from . import checks, problems as zoo
 from .ensemble import ensemble
 from .formatting import text_table
-from .plot import colour
 from .registry import method as lookup_method
 from .solution import Status
 
@@ -106,13 +105,20 @@ class SweepResult:
 
     def __init__(self, problem, name, values, built, runs):
         self.problem, self.name, self.values, self._built, self.runs = problem, name, values, built, runs
+        self._invariants = {}
 
     def invariants(self, method):
         """``{invariant: (value at the end, relative change from the start)}``, arrays over the values.
 
         The change is the one at the end of the span, or with ``save="steps"``
         the largest over the steps (an orbit's energy error over its run).
+        Evaluated once per method (the table, the CSV and the figure ask).
         """
+        if method not in self._invariants:
+            self._invariants[method] = self._evaluated(method)
+        return self._invariants[method]
+
+    def _evaluated(self, method):
         ens = self.runs[method]
         out = {}
         for inv in self._built[0].invariants:
@@ -156,24 +162,6 @@ class SweepResult:
 
     def plot(self, path=None):
         """Each invariant at the end, and its relative change, against the parameter; a line per method."""
-        from matplotlib.figure import Figure
+        from . import plot
 
-        names = list(self._built[0].invariants)
-        if not names:
-            raise ValueError(f"{self.problem} has no invariants to plot against {self.name}")
-        fig = Figure(figsize=(10.0, 3.2 * len(names)))
-        axes = fig.subplots(len(names), 2, squeeze=False)
-        for m in self.runs:
-            for row, (inv, (end, change)) in zip(axes, self.invariants(m).items()):
-                row[0].plot(self.values, end, marker=".", color=colour(m), label=m)
-                row[1].semilogy(self.values, np.maximum(change, 1e-17), marker=".", color=colour(m), label=m)
-                row[0].set_ylabel(f"{inv} at t_end")
-                row[1].set_ylabel(f"|{inv} change| / |{inv}(t0)|")
-        for ax in axes[-1]:
-            ax.set_xlabel(self.name)
-        axes[0][1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
-        fig.suptitle(f"{self.problem}: sweep over {self.name}")
-        fig.tight_layout()
-        if path is not None:
-            fig.savefig(path, dpi=110)
-        return fig
+        return plot.sweep(self, path)
