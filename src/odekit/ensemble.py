@@ -342,13 +342,14 @@ class Runner:
         self.events = bool(proto._events)
         compiled = k.backend == "numba"
         drive, deriv = (k.drive.dispatcher, k.deriv.dispatcher) if compiled else (k.drive, k.deriv)
-        loop = _chunk_loop(drive, deriv, picker(spec.stacked), freshener(len(proto._scratch), self.events),
-                           self.events)
+        fresh = freshener(tuple(a.ndim for a in proto._scratch), self.events)
+        loop = _chunk_loop(drive, deriv, picker(spec.stacked), fresh, self.events)
         self.fs0, self.ist0 = self._templates()
         self.blank = no_output(proto._y.dtype)
         self.log_rows = 2 * proto._state.ev.spec.shape[0] + 2 if self.events else 0
         self._loop = loop
         self._compiled = compiled
+        self._cached = proto.method.family.builtin     # a user's family's edits are not in the cache's stamp
         self._chunk = None
 
     def _templates(self):
@@ -449,7 +450,7 @@ class Runner:
         """Run trajectories ``lo`` to ``hi`` of ``rows`` in ``lane``; return where it stopped."""
         args = (self.proto._fns, self.proto._method_data, rows, records, lane, self.blank, lo, hi, stop)
         if self._chunk is None:       # (made before any lane starts: see _run_lanes)
-            self._chunk = _compiled_chunk(self._loop, args) if self._compiled else self._loop
+            self._chunk = _compiled_chunk(self._loop, args, self._cached) if self._compiled else self._loop
         return self._chunk(*args)
 
     def _run_lanes(self, work, threads, progress, offset):
@@ -484,10 +485,10 @@ class Runner:
 _chunk_loop = functools.lru_cache(maxsize=None)(make_chunk)
 
 
-def _compiled_chunk(loop, sample):
+def _compiled_chunk(loop, sample, cache):
     from .kernels import jit
 
-    return jit.chunk_kernel(loop, sample)
+    return jit.chunk_kernel(loop, sample, cache)
 
 
 def _check_memory(count, width, logs, n, dtype):

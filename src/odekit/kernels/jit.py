@@ -36,7 +36,7 @@ import warnings
 import numba
 import numpy as np
 from numba import types
-from numba.core import caching, cgutils
+from numba.core import caching, cgutils, serialize
 from numba.core.errors import NumbaIRAssumptionWarning
 from numba.core.registry import CPUDispatcher
 from numba.core.types.function_type import CompileResultWAP
@@ -321,10 +321,36 @@ def kernel(fn, signature, cache=True, nogil=False):
     that threads run it at once (an ensemble's lanes).
     """
     dispatcher = numba.njit(cache=CACHE and cache, nogil=nogil, **OPTIONS)(fn)
+    if CACHE and cache:
+        dispatcher._cache = _KernelCache(fn)
     with _quiet():
         dispatcher.compile(signature)
     dispatcher.disable_compile()
     return Kernel(dispatcher)
+
+
+def _described(value):
+    """What a kernel's closure holds, as the key of Numba's cache sees it: a dispatcher by what it compiles."""
+    if isinstance(value, CPUDispatcher):
+        return "dispatcher", value.py_func, tuple(map(str, value.signatures)), str(sorted(value.targetoptions.items()))
+    return value
+
+
+class _KernelCache(caching.FunctionCache):
+    """Numba's cache of a kernel, keyed by the dispatchers its closure holds as they compile, not as they pickle.
+
+    Numba keys a cached closure by the pickled values it closes over; a
+    dispatcher pickles with a random UUID, and its signatures' types pickle
+    differently in another process.  An ensemble's chunk loop, which closes
+    over its family's compiled loop, was never found again: 2.3 s to compile
+    in each process, and in each Dask worker.
+    """
+
+    def _index_key(self, sig, codegen):
+        closure = self._py_func.__closure__ or ()
+        held = serialize.dumps(tuple(_described(cell.cell_contents) for cell in closure)) if closure else b""
+        return (sig, codegen.magic_tuple(), (hashlib.sha256(self._py_func.__code__.co_code).hexdigest(),
+                                             hashlib.sha256(held).hexdigest()))
 
 
 def on_disk(fn, signature):
@@ -338,7 +364,7 @@ def on_disk(fn, signature):
         return False
     try:
         dispatcher = numba.njit(cache=True, **OPTIONS)(fn)
-        cache = dispatcher._cache
+        cache = dispatcher._cache = _KernelCache(fn)
         key = cache._index_key(signature, dispatcher.targetctx.codegen())
         return key in cache._cache_file._load_index()
     except Exception:         # noqa: BLE001 - any failure only means "not known to be cached"
@@ -378,11 +404,11 @@ class Kernel:
         return self._entry(*args)
 
 
-def chunk_kernel(fn, sample):
+def chunk_kernel(fn, sample, cache):
     """An ensemble's chunk loop ``fn`` (see :mod:`.ensemble`), compiled without the GIL for the types of the
-    arguments ``sample``.  Not kept on disk: it is made for each family's loop and each structure of ``args``,
-    and calls the loop, already compiled, rather than compiling it again (a fraction of a second)."""
-    return kernel(fn, types.int64(*(typeof(a) for a in sample)), cache=False, nogil=True)
+    arguments ``sample``; kept on disk with ``cache`` (a loop of odekit's families), keyed by the family
+    loop it calls, which it links rather than compiling it again."""
+    return kernel(fn, types.int64(*(typeof(a) for a in sample)), cache=cache, nogil=True)
 
 
 @contextlib.contextmanager
