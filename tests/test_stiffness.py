@@ -9,6 +9,7 @@ import pytest
 
 import odekit
 from odekit import StiffnessWarning, problems
+from odekit.kernels import layout as L
 from odekit.analysis import max_stable_step, oscillator_stability_limit, stiffness
 
 EXPLICIT = [m.name for m in odekit.methods() if m.family == "explicit_rk"]
@@ -346,15 +347,42 @@ def test_no_stiffness_message_for_implicit_or_fixed_step_runs():
     assert "stiff" not in fixed.message
 
 
-def test_the_starving_note_does_not_estimate_for_a_varying_step(monkeypatch):
-    """A cheap filter first: the Kepler orbit's steps vary, so no evaluation is spent after the run."""
+@pytest.mark.parametrize("kept", ["steps", "t_eval"])
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_the_starving_note_does_not_estimate_for_a_varying_step(monkeypatch, kept, backend):
+    """A cheap filter first: the Kepler orbit's and the Lorenz system's steps vary, so no evaluation is spent
+    after the run -- judged from the recorded steps, or with only t_eval kept from the spread the loop keeps."""
     calls = []
     original = STIFFNESS._quiet_model
     monkeypatch.setattr(STIFFNESS, "_quiet_model", lambda *a: calls.append(1) or original(*a))
-    odekit.solve(problems.kepler(e=0.5, orbits=3), "dp54", backend="python")
+
+    def solve(prob, **options):
+        if kept == "t_eval":
+            options["t_eval"] = list(prob.t_span)
+        return odekit.solve(prob, "dp54", backend=backend, **options)
+    for prob in (problems.kepler(e=0.5, orbits=3), problems.lorenz()):
+        assert solve(prob).stats.naccepted >= 100
     assert calls == []
-    odekit.solve(STIFF, "dp54", max_steps=1000, backend="python")
+    assert "looks stiff" in solve(STIFF, max_steps=1000).message
     assert calls == [1]
+
+
+def test_the_loop_keeps_the_range_of_its_recent_steps_by_blocks():
+    from odekit.kernels.driver import SPREAD_BLOCK, SPREAD_START, keep_spread
+
+    count = 3 * SPREAD_BLOCK + 5
+    sizes = 1.0 + np.arange(count)                  # step k of size k + 1 ...
+    counted = np.ones(count, dtype=bool)
+    sizes[3], sizes[2 * SPREAD_BLOCK + 9] = 1e-6, 1e-3   # ... but a first guess, and a step after a rejection
+    counted[2 * SPREAD_BLOCK + 9] = False
+    fs = np.zeros(L.FS_SIZE)
+    for k in range(count):
+        keep_spread(fs, k, -sizes[k], counted[k])
+        if k == SPREAD_BLOCK:                       # the first block, without the run's first steps
+            assert (fs[L.H_LO_DONE], fs[L.H_HI_DONE]) == (sizes[SPREAD_START], sizes[SPREAD_BLOCK - 1])
+    block = sizes[2 * SPREAD_BLOCK:3 * SPREAD_BLOCK][counted[2 * SPREAD_BLOCK:3 * SPREAD_BLOCK]]
+    assert (fs[L.H_LO_DONE], fs[L.H_HI_DONE]) == (block.min(), block.max()) == (2 * SPREAD_BLOCK + 1, 3 * SPREAD_BLOCK)
+    assert (fs[L.H_LO], fs[L.H_HI]) == (3 * SPREAD_BLOCK + 1, count)
 
 
 def test_steps_at_the_stability_limit_of_a_non_stiff_problem_are_not_called_stiff():

@@ -210,12 +210,17 @@ class Integrator:
                 or status not in (L.SUCCESS, L.MAX_STEPS, L.STEP_UNDERFLOW)):
             return None
 
+        spread = None
         if recorder.mode == L.RECORD_STEPS and recorder.every == 1:
             steps, states = np.diff(t_out[-102:]), y_out[-102:]
         else:
             steps, states = np.array([(self.t - self.problem.t_span[0]) / max(1, int(self._ist[L.NACCEPT]))]), None
+            fs = self._fs
+            if fs[L.H_HI_DONE] > 0:         # the last whole block of steps and the one under way
+                spread = max(fs[L.H_HI], fs[L.H_HI_DONE]) / min(fs[L.H_LO], fs[L.H_LO_DONE])
         return starving_note(self.problem, self.method, self._kernels.rhs, self.method.second_order_only,
-                             self.t, self._y.copy(), self.stats, steps, states, self.controller.kind == L.DOUBLING)
+                             self.t, self._y.copy(), self.stats, steps, states, self.controller.kind == L.DOUBLING,
+                             spread)
 
     # An Integrator stepped once per frame compiles when it is made, not in the middle of the
     # frames; a solve's run may start on Python while the loop is not compiled (see solve).

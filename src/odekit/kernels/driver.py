@@ -17,7 +17,8 @@ from .dense import interpolate
 from .events import EPS, Y_AFTER, Y_BEFORE, prime, same_row, search
 from .layout import (
     BAD_SHAPE, BUFFER_FULL, C_EXPONENT, C_FMAX, C_HMAX, C_HMIN, C_KIND, C_ORDER,
-    CARRY_H, DOUBLING, ERR, EV_READY, F, FHALF, FIXED, FNEW, H, HAVE_F, JAC_NONFINITE, JAC_REUSE, KSTEP,
+    CARRY_H, DOUBLING, ERR, EV_READY, F, FHALF, FIXED, FNEW, H, H_HI, H_HI_DONE, H_LO, H_LO_DONE, HAVE_F,
+    JAC_NONFINITE, JAC_REUSE, KSTEP,
     LAST_FAIL, LU_HG,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
     PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SAVE_EVERY, SINCE_SAVE, STAGE, STEP_UNDERFLOW, SUCCESS, T, T0,
@@ -50,6 +51,33 @@ def forget(fs, ist, jumped):
     if jumped:
         ist[JAC_REUSE] = 0
         fs[LU_HG] = 0.0
+
+
+SPREAD_BLOCK = 64           # accepted steps per block of keep_spread
+SPREAD_START = 16           # ... the first of which, where the controller grows its first guess, are left out
+
+
+@jitable
+def keep_spread(fs, count, h, counted):
+    """Keep the range of the accepted step sizes, by blocks of ``SPREAD_BLOCK``: the ``count``-th step, of size
+    ``h``; ``counted`` False leaves a step out of the range (one cut to t_end, one after a rejection), as
+    are a run's first ``SPREAD_START``.
+
+    What a run with only ``t_eval`` kept tells about its recent steps: an
+    explicit method starving on a stiff problem takes steps of nearly one
+    size, and a run whose steps spread widely needs no estimate of its
+    spectrum to be cleared (:func:`odekit.theory.stiffness.starving_note`).
+    A compare and two bounds a step.
+    """
+    if count % SPREAD_BLOCK == 0:
+        fs[H_LO_DONE] = fs[H_LO]
+        fs[H_HI_DONE] = fs[H_HI]
+        fs[H_LO] = np.inf
+        fs[H_HI] = 0.0
+    if counted and count >= SPREAD_START:
+        a = abs(h)
+        fs[H_LO] = min(fs[H_LO], a)
+        fs[H_HI] = max(fs[H_HI], a)
 
 
 @jitable
@@ -244,6 +272,7 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=ex
                     after_reject = True
                     continue
                 factor = accepted(ctrl, en, h, fs, after_reject)
+                keep_spread(fs, ist[NACCEPT], h, not (clipped or after_reject))
             after_reject = False
 
             # --- events, on the accepted step: one that changes the state or stops the run cuts it

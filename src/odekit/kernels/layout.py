@@ -44,7 +44,11 @@ H_PREV = 11      # size of the previous accepted step (predictive control); 0 = 
 NEWTON_DRAG = 12  # the controller's safety is divided by 1 + this after the attempt's Newton
                   # iterations (control.newton_drag); 0 = not lowered
 T_EVENT = 13     # time of the last event whose affect changed the state (nan: none yet)
-FS_FAMILY = 14   # first of the slots a family keeps to itself (its module names them)
+H_LO = 14        # smallest and largest |h| accepted in the current block of SPREAD_BLOCK steps
+H_HI = 15        # (not counting a step cut to t_end, nor one after a rejection): driver.keep_spread
+H_LO_DONE = 16   # ... and in the last whole block; 0 = none yet
+H_HI_DONE = 17
+FS_FAMILY = 18   # first of the slots a family keeps to itself (its module names them)
 FS_SIZE = FS_FAMILY + 4
 
 # --- integer state ``ist`` ---------------------------------------------------

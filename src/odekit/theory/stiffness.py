@@ -45,6 +45,8 @@ SNAP = 1e-6              # real or imaginary parts below this share of |lambda| 
 BREAKDOWN = 1e-7         # the Krylov space is invariant below this * rho (difference noise is ~1e-8)
 WARN_GROWTH = 1e3        # a fixed step is warned about when the fastest mode would grow this much
 STARVING_STEPS = 100     # a run shorter than this is never said to have starved
+STEADY = 2.0              # the steps of a run starving under PI control vary within this factor
+STEADY_DOUBLING = 10.0    # ... under step doubling
 IMPLICIT = "backward_euler, trapezoid or linearized_euler"
 NOT_FINITE = "the Jacobian-vector products are not finite (inf or nan from the function or jac, or overflow)"
 
@@ -694,19 +696,23 @@ def _fixed_step_warning(problem, method, h, rhs, force_only, t0, u, f0):
     return f"{head}. {fix[0].upper()}{fix[1:]} {suggest}."
 
 
-def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, doubling):
+def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, doubling, spread=None):
     """A sentence for ``Solution.message`` when an explicit adaptive run starved on a stiff problem, or None.
 
     Decided after the run from what the driver kept -- the last accepted
     step sizes ``steps`` and the states ``states`` they reached (or, when
-    only ``t_eval`` was recorded, the mean step and ``None``), and the
-    statistics -- and one estimate of the spectrum at the final state ``(t,
-    u)``.  The run starved when
+    only ``t_eval`` was recorded, the mean step, ``None`` and the ``spread``
+    of the recent steps, largest over smallest, that the loop keeps: see
+    :func:`odekit.kernels.driver.keep_spread`), and the statistics -- and
+    one estimate of the spectrum at the final state ``(t, u)``.  The run
+    starved when
 
     * it took at least ``STARVING_STEPS`` (100) steps, its last 100 were nearly constant
       (10th to 90th percentile within a factor 2 under PI control, which
       settles on the stability limit; 10 under step doubling, which chatters
-      around it with many rejections), and the solution changed by less
+      around it with many rejections; without recorded steps, the
+      ``spread`` of the last 64 to 128 within those factors, leaving out
+      those after a rejection), and the solution changed by less
       than 15% per step (30% per doubled step) -- cheap filters, before any
       evaluation: a step of at most 4 times a stability limit ``c / rho``
       (``c <= 4`` for the explicit methods here) changes the state by about
@@ -728,12 +734,15 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
         return None
     recorded = states is not None
     last = np.abs(steps[-101:-1] if recorded else steps) / (2.0 if doubling else 1.0)
+    steady = STEADY_DOUBLING if doubling else STEADY
+    if not recorded and spread is not None and not spread <= steady:
+        return None
     if recorded:
         if last.size < 20:
             return None
         ordered = np.sort(last)
         lo, hi = ordered[last.size // 10], ordered[(9 * last.size) // 10]
-        if not (lo > 0 and hi <= (10.0 if doubling else 2.0) * lo):
+        if not (lo > 0 and hi <= steady * lo):
             return None
         rows = np.asarray(states)[-102:-1]
         change = np.linalg.norm(np.diff(rows, axis=0), axis=1) / np.maximum(np.linalg.norm(rows[1:], axis=1),
