@@ -186,18 +186,18 @@ class SparseJacobian:
     def matvec(self, x):
         return self.matrix @ x
 
-    def differences(self, rhs, args, central, t, W, y, f, ytmp, ftmp, fback, ist, fs):
+    def differences(self, rhs, args, central, tol, t, W, y, f, ytmp, ftmp, fback, ist, fs):
         """Fill the pattern's entries by differences, one evaluation per group of columns.
 
         Columns in a group share no row, so one perturbed evaluation gives
         each of them its own entries (Curtis, Powell & Reid 1974).  The
         increments are those of the dense differences (see
-        :func:`odekit.kernels.evaluation.jacobian`).  Returns a status code.
+        :func:`odekit.kernels.evaluation.state_increment`).  Returns a status code.
         """
-        from .kernels.evaluation import evaluate_finite, increment
+        from .kernels.evaluation import evaluate_finite, state_increment
 
         yv = W[y].copy()
-        delta = increment(yv, central)
+        delta = state_increment(yv, tol[1], central)
         data = np.empty(self.rows.size, dtype=W.dtype)
         for members, entries in zip(self.groups, self.entries):
             rows = self.rows[entries]
