@@ -204,7 +204,7 @@ def linearise(rhs, jac, args, has_jac, central, tol, need_f, t, W, y, f, have_f,
     How every (linearly) implicit step starts.  Returns ``(code, have_f)``.
     ``f`` is checked for inf and nan, since a finite-difference Jacobian is
     built from it.  ``central`` asks for central differences (row ``fback``
-    is then used too), and ``tol`` (rows rtol, atol) sizes their increments,
+    is then used too), and ``tol`` (rows rtol, atol) sizes the forward ones' increments,
     see :func:`jacobian`.
     """
     if not have_f and (need_f or not has_jac):
