@@ -192,9 +192,11 @@ class SparseJacobian:
         Columns in a group share no row, so one perturbed evaluation gives
         each of them its own entries (Curtis, Powell & Reid 1974).  The
         increments are those of the dense differences (see
-        :func:`odekit.kernels.evaluation.state_increment`).  Returns a status code.
+        :func:`odekit.kernels.evaluation.state_increment`), and so is the
+        second, wider evaluation for the group's drowned columns (see
+        :func:`odekit.kernels.evaluation.drowned`).  Returns a status code.
         """
-        from .kernels.evaluation import evaluate_finite, state_increment
+        from .kernels.evaluation import drowned, evaluate_finite, state_increment, wider_increment
 
         yv = W[y].copy()
         delta = state_increment(yv, tol[1], central)
@@ -206,6 +208,15 @@ class SparseJacobian:
             code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
             if code != SUCCESS:
                 return code
+            if not central:
+                # the members with entries none of which stands above f's rounding, as the dense loop
+                lost = np.setdiff1d(self.cols[entries], self.cols[entries][~drowned(W, ftmp, f, rows)])
+                if lost.size:
+                    delta[lost] = wider_increment(yv[lost], delta[lost])
+                    W[ytmp, lost] = yv[lost] + delta[lost]
+                    code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
+                    if code != SUCCESS:
+                        return code
             if central:
                 W[ytmp, members] = yv[members] - delta[members]
                 code = evaluate_finite(rhs, args, t, W, ytmp, fback, ist, fs)
