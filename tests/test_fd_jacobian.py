@@ -8,11 +8,13 @@ took 5.5 times the evaluations of the analytic run and ended 1e-3 off.
 
 import numpy as np
 import pytest
+from scipy import sparse
 
 import odekit
 from odekit.kernels import layout
 from odekit.kernels.evaluation import differences
 from odekit.problems import robertson
+from odekit.sparse import SparseJacobian
 
 RTOL, ATOL, T_END = 1e-6, 1e-10, 1e11
 
@@ -48,6 +50,40 @@ def test_difference_columns_match_the_analytic_jacobian_at_a_late_state_with_tin
     for j in range(3):
         np.testing.assert_allclose(J[:, j], exact[:, j], rtol=0, atol=1e-6 * np.abs(exact[:, j]).max())
     assert J[2, 1] == pytest.approx(exact[2, 1], rel=1e-3)
+
+
+def pulled_and_trace(t, y):
+    """A component at 0 pulled by a force of 50, and a trace species ``y1`` ~ 1e-13 decaying as ``3e7 y1^2``."""
+    return np.array([-50.0 * (y[0] - 1.0), -3e7 * y[1] ** 2])
+
+
+def columns(fun, y, atol, pattern=None):
+    """The forward difference Jacobian of ``fun`` at ``y`` (dense, or grouped by ``pattern``), and its evaluations."""
+    n = y.size
+    rhs = odekit.backend._adapters(*odekit.backend._adapter_key(odekit.ODEProblem(fun, (0.0, 1.0), y), False),
+                                   "python", None, True)[0]
+    W = np.zeros((5, n))
+    W[0] = y
+    W[1] = fun(0.0, y)
+    J = np.zeros((n, n)) if pattern is None else SparseJacobian(n, float, pattern)
+    tol = np.array([np.full(n, RTOL), np.full(n, atol)])
+    ist, fs = np.zeros(layout.IST_SIZE, dtype=np.int64), np.zeros(layout.FS_SIZE)
+    assert differences(rhs, (), False, tol, 0.0, W, 0, 1, J, 2, 3, 4, ist, fs) == 0
+    return (J if pattern is None else J.matrix.toarray()), ist[layout.NFEV]
+
+
+@pytest.mark.parametrize("pattern", [None, "diagonal"])
+def test_a_column_lost_in_rounding_is_taken_again_wider_while_a_trace_species_keeps_its_own_step(pattern):
+    y = np.array([0.0, 1e-13])
+    exact = np.diag([-50.0, -6e7 * y[1]])
+    J, nfev = columns(pulled_and_trace, y, 1e-9, None if pattern is None else sparse.csc_matrix(np.eye(2)))
+    # y0's step sqrt(eps) atol = 1.5e-17 moves f0 = 50 by 7.5e-16, below its rounding: the column came out
+    # 0 and Newton failed at the first step; taken again with 4.7e-11 it is -50 to rounding/4.7e-11, 5e-6
+    # of itself.  y1's step 1.5e-17 keeps 2 k y1 = 6e-6 to 1e-4 (RADAU5's 4.7e-11 for both made it 1.4e-3)
+    np.testing.assert_allclose(np.diag(J), np.diag(exact), rtol=1e-4)
+    assert J[0, 1] == J[1, 0] == 0.0
+    # one evaluation a column (both columns in one group, sparse) and one more for the lost column
+    assert nfev == (3 if pattern is None else 2)
 
 
 @pytest.mark.parametrize("name", ["radau5", "bdf"])
