@@ -297,8 +297,10 @@ def state_increment(x, atol, central):
     :func:`increment`, which resolves an f whose terms are far larger than
     the component's tolerance (a chain's velocities at 0 under forces of
     order 1: there ``eps^(1/3) atol`` would leave the ``v`` columns to
-    rounding).  Written with NumPy's functions so that the sparse path's
-    grouped differences take the same steps, for every column at once.
+    rounding).  A forward column lost in f's rounding is taken once more
+    with :func:`wider_increment`.  Written with NumPy's functions so that
+    the sparse path's grouped differences take the same steps, for every
+    column at once.
     """
     if central:
         return increment(x, True)
@@ -313,13 +315,15 @@ def wider_increment(x, delta):
     The larger of RADAU5's ``sqrt(eps * max(1e-5, |x|))`` (:func:`increment`)
     and ten times ``delta`` (SciPy's ``NUM_JAC_FACTOR_INCREASE``), rounded as
     in :func:`state_increment`.  RADAU5's floor is what a component at zero
-    needs: under forces of order 1 with ``atol`` 1e-9 the first step is
-    1.5e-17 and its differences are below f's rounding; ten times that is
-    still drowned, and SciPy, which remembers its factors from call to call,
-    would need six Jacobians to grow it to 4.7e-11, where the differences
-    stand 2000 times above the rounding in one retake.  The factor covers a
-    component above 1, where RADAU5's step is the smaller one.  Elementwise
-    on arrays, for the sparse path.
+    needs: pulled by a force of 50 with ``atol`` 1e-9, the first step is
+    1.5e-17 and moves f by 7.5e-16, below its rounding; ten times that
+    (SciPy's retake) is still drowned -- SciPy keeps a factor per column
+    and grows it over the Jacobians that follow; odekit keeps none -- while
+    RADAU5's 4.7e-11 moves f by 2.4e-9, 2,000 times the ``DROWNED`` level,
+    and gives the column to 5e-6 (``tests/test_fd_jacobian.py``).  Its
+    truncation error is the old one, but only for a column no smaller step
+    resolves.  The factor covers a component above 1, where RADAU5's step
+    is the smaller one.  Elementwise on arrays, for the sparse path.
     """
     wide = np.maximum(increment(x, False), 10.0 * delta)
     return (x + wide) - x
@@ -333,8 +337,13 @@ def drowned(W, fnew, f, i):
     ``num_jac`` takes eps^0.875, 95 eps, against the f of the row of the
     column's largest difference): such a difference has at most two correct
     digits and may be zero.  A column is drowned when every one of its rows
-    is, and is then taken again with :func:`wider_increment`.  ``i`` may be
-    an array of rows (the sparse path).
+    is, and is then taken again with :func:`wider_increment`.  A column with
+    one row resolved is kept even when another is lost (``x' = v`` beside
+    ``v' = -x - c v`` at ``v = 0``, ``x = 1``: ``-c`` comes out 0), as in
+    SciPy; a lost entry looks like a zero one, and only the pattern tells
+    them apart.  Compared row by row, a trace species beside forces of
+    order 1 keeps its own small step.  ``i`` may be an array of rows (the
+    sparse path).
     """
     return np.abs(W[fnew, i] - W[f, i]) <= DROWNED * np.maximum(np.abs(W[fnew, i]), np.abs(W[f, i]))
 
