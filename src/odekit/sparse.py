@@ -186,18 +186,20 @@ class SparseJacobian:
     def matvec(self, x):
         return self.matrix @ x
 
-    def differences(self, rhs, args, central, t, W, y, f, ytmp, ftmp, fback, ist, fs):
+    def differences(self, rhs, args, central, tol, t, W, y, f, ytmp, ftmp, fback, ist, fs):
         """Fill the pattern's entries by differences, one evaluation per group of columns.
 
         Columns in a group share no row, so one perturbed evaluation gives
         each of them its own entries (Curtis, Powell & Reid 1974).  The
         increments are those of the dense differences (see
-        :func:`odekit.kernels.evaluation.jacobian`).  Returns a status code.
+        :func:`odekit.kernels.evaluation.state_increment`), and so is the
+        second, wider evaluation for the group's drowned columns (see
+        :func:`odekit.kernels.evaluation.drowned`).  Returns a status code.
         """
-        from .kernels.evaluation import evaluate_finite, increment
+        from .kernels.evaluation import drowned, evaluate_finite, state_increment, wider_increment
 
         yv = W[y].copy()
-        delta = increment(yv, central)
+        delta = state_increment(yv, tol[1], central)
         data = np.empty(self.rows.size, dtype=W.dtype)
         for members, entries in zip(self.groups, self.entries):
             rows = self.rows[entries]
@@ -206,6 +208,15 @@ class SparseJacobian:
             code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
             if code != SUCCESS:
                 return code
+            if not central:
+                # the members with entries none of which stands above f's rounding, as the dense loop
+                lost = np.setdiff1d(self.cols[entries], self.cols[entries][~drowned(W, ftmp, f, rows)])
+                if lost.size:
+                    delta[lost] = wider_increment(yv[lost], delta[lost])
+                    W[ytmp, lost] = yv[lost] + delta[lost]
+                    code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
+                    if code != SUCCESS:
+                        return code
             if central:
                 W[ytmp, members] = yv[members] - delta[members]
                 code = evaluate_finite(rhs, args, t, W, ytmp, fback, ist, fs)

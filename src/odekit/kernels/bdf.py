@@ -236,7 +236,7 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
     combine(W, PSI, -1, 1.0 / alpha[q], G, 0, D0 + 1, q)
     c = h / alpha[q]
     t_new = t + h
-    code, have_f, fresh = newton_start(rhs, jac, args, ctrl, False, t, W, y, f, have_f, J, YT, FT, FB, ist, fs)
+    code, have_f, fresh = newton_start(rhs, jac, args, ctrl, tol, False, t, W, y, f, have_f, J, YT, FT, FB, ist, fs)
     if code != SUCCESS:
         return code, have_f, False
     iterations = 0
@@ -255,7 +255,7 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
             break
         # an old Jacobian may be what failed: take one at the prediction and try once more
         fresh = True
-        code, _ = retake_jacobian(rhs, jac, args, ctrl, t_new, W, YP, FN, False, J, YT, FT, FB, ist, fs)
+        code, _ = retake_jacobian(rhs, jac, args, ctrl, tol, t_new, W, YP, FN, False, J, YT, FT, FB, ist, fs)
         if code != SUCCESS:
             return code, have_f, False
     ist[JAC_REUSE] = 1                           # kept until Newton fails with it

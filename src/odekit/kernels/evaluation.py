@@ -18,6 +18,7 @@ from .layout import (BAD_SHAPE, C_HAS_JAC, CARRY_H, CARRY_T, JAC_NONFINITE, JAC_
 from .primitives import all_finite, copy_row, difference_column
 
 LU_REUSE = 1e-8      # see factors_serve
+DROWNED = 100.0 * np.finfo(np.float64).eps      # see drowned
 
 
 @jitable
@@ -198,24 +199,25 @@ def store_matrix(J, value):
 
 
 @jitable(cold=True)
-def linearise(rhs, jac, args, has_jac, central, need_f, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs):
+def linearise(rhs, jac, args, has_jac, central, tol, need_f, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs):
     """The Jacobian at ``(t, W[y])``, and ``W[f]`` when ``need_f`` or differencing needs it.
 
     How every (linearly) implicit step starts.  Returns ``(code, have_f)``.
     ``f`` is checked for inf and nan, since a finite-difference Jacobian is
     built from it.  ``central`` asks for central differences (row ``fback``
-    is then used too), see :func:`jacobian`.
+    is then used too), and ``tol`` (rows rtol, atol) sizes the forward ones' increments,
+    see :func:`jacobian`.
     """
     if not have_f and (need_f or not has_jac):
         code = evaluate_finite(rhs, args, t, W, y, f, ist, fs)
         if code != SUCCESS:
             return code, False
         have_f = True
-    return jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs), have_f
+    return jacobian(rhs, jac, args, has_jac, central, tol, t, W, y, f, J, ytmp, ftmp, fback, ist, fs), have_f
 
 
 @jitable
-def newton_start(rhs, jac, args, ctrl, need_f, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs):
+def newton_start(rhs, jac, args, ctrl, tol, need_f, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs):
     """How a step of simplified Newton begins; returns ``(code, have_f, fresh)``.
 
     A new Jacobian at ``(t, W[y])`` unless the last one may serve
@@ -224,7 +226,7 @@ def newton_start(rhs, jac, args, ctrl, need_f, t, W, y, f, have_f, J, ytmp, ftmp
     """
     fresh = ist[JAC_REUSE] == 0
     if fresh:
-        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, need_f, t, W, y, f, have_f,
+        code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, tol, need_f, t, W, y, f, have_f,
                                  J, ytmp, ftmp, fback, ist, fs)
         fs[LU_HG] = 0.0
     elif need_f and not have_f:
@@ -250,9 +252,9 @@ def factors_serve(fs, hg):
 
 
 @jitable
-def retake_jacobian(rhs, jac, args, ctrl, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs):
+def retake_jacobian(rhs, jac, args, ctrl, tol, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs):
     """After Newton failed with an old Jacobian: a new one at ``(t, W[y])``; returns ``(code, have_f)``."""
-    code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, False, t, W, y, f, have_f,
+    code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, False, tol, False, t, W, y, f, have_f,
                              J, ytmp, ftmp, fback, ist, fs)
     fs[LU_HG] = 0.0
     if code != SUCCESS:
@@ -264,18 +266,95 @@ def retake_jacobian(rhs, jac, args, ctrl, t, W, y, f, have_f, J, ytmp, ftmp, fba
 def increment(x, central):
     """The step of a finite difference at ``x`` (a number, or elementwise an array in NumPy).
 
-    Forward: Hairer & Wanner's RADAU5 ``sqrt(eps * max(1e-5, |x|))``,
-    accurate to about ``sqrt(eps)``, which Newton's method does not mind.
+    Forward: Hairer & Wanner's RADAU5 ``sqrt(eps * max(1e-5, |x|))``.
     Central: ``eps^(1/3) * max(1e-5, |x|)^(2/3)``, balancing truncation
     (``delta^2``) against round-off (``eps / delta``) as the forward step does
-    for its own.  Written with NumPy's functions so that the sparse path's
-    grouped differences take the same steps, for every column at once.
+    for its own.  The steps in time, and the central ones in the state; a
+    forward one in the state takes :func:`state_increment`.
     """
     eps = np.finfo(np.float64).eps
     scale = np.maximum(1e-5, np.abs(x))
     if central:
         return np.cbrt(eps) * scale ** (2.0 / 3.0)
     return np.sqrt(eps * scale)
+
+
+@jitable
+def state_increment(x, atol, central):
+    """The step of a difference in a state component ``x`` of absolute tolerance ``atol`` (or elementwise).
+
+    Forward: ``sqrt(eps) * max(|x|, atol)``, as SciPy's ``num_jac`` with
+    ``atol`` for its threshold, rounded to what ``x + delta`` represents so
+    that the quotient divides by the step taken.  It follows the component,
+    and its tolerance where that is larger, so that the column is accurate
+    in the weighted norm of Newton's iteration and of the error estimate.
+    RADAU5's ``sqrt(eps * max(1e-5, |x|))`` (:func:`increment`) does not
+    scale with the component: on Robertson to t = 1e11 at atol 1e-10, where
+    ``y2`` ~ 1e-13, its step on ``y2`` was 560 times ``y2``, the entry
+    ``2 k2 y2`` came out 280 times too large, and radau5 took 5.5 times the
+    evaluations of the analytic Jacobian and ended 1e-3 off instead of 1e-6.
+    Central (Rosenbrock methods, whose result rests on ``J`` itself):
+    :func:`increment`, which resolves an f whose terms are far larger than
+    the component's tolerance (a chain's velocities at 0 under forces of
+    order 1: there ``eps^(1/3) atol`` would leave the ``v`` columns to
+    rounding).  A forward column lost in f's rounding is taken once more
+    with :func:`wider_increment`.  Written with NumPy's functions so that
+    the sparse path's grouped differences take the same steps, for every
+    column at once.
+    """
+    if central:
+        return increment(x, True)
+    delta = np.sqrt(np.finfo(np.float64).eps) * np.maximum(np.abs(x), atol)
+    return (x + delta) - x
+
+
+@jitable
+def wider_increment(x, delta):
+    """The forward step that takes again a column whose first step ``delta`` drowned (see :func:`drowned`).
+
+    The larger of RADAU5's ``sqrt(eps * max(1e-5, |x|))`` (:func:`increment`)
+    and ten times ``delta`` (SciPy's ``NUM_JAC_FACTOR_INCREASE``), rounded as
+    in :func:`state_increment`.  RADAU5's floor is what a component at zero
+    needs: pulled by a force of 50 with ``atol`` 1e-9, the first step is
+    1.5e-17 and moves f by 7.5e-16, below its rounding; ten times that
+    (SciPy's retake) is still drowned -- SciPy keeps a factor per column
+    and grows it over the Jacobians that follow; odekit keeps none -- while
+    RADAU5's 4.7e-11 moves f by 2.4e-9, 2,000 times the ``DROWNED`` level,
+    and gives the column to 5e-6 (``tests/test_fd_jacobian.py``).  Its
+    truncation error is the old one, but only for a column no smaller step
+    resolves.  The factor covers a component above 1, where RADAU5's step
+    is the smaller one.  Elementwise on arrays, for the sparse path.
+    """
+    wide = np.maximum(increment(x, False), 10.0 * delta)
+    return (x + wide) - x
+
+
+@jitable
+def drowned(W, fnew, f, i):
+    """True when ``W[fnew, i] - W[f, i]`` is lost in the rounding of the f entries it is the difference of.
+
+    Within ``DROWNED`` = 100 eps of the larger of the two (SciPy's
+    ``num_jac`` takes eps^0.875, 95 eps, against the f of the row of the
+    column's largest difference): such a difference has at most two correct
+    digits and may be zero.  A column is drowned when every one of its rows
+    is, and is then taken again with :func:`wider_increment`.  A column with
+    one row resolved is kept even when another is lost (``x' = v`` beside
+    ``v' = -x - c v`` at ``v = 0``, ``x = 1``: ``-c`` comes out 0), as in
+    SciPy; a lost entry looks like a zero one, and only the pattern tells
+    them apart.  Compared row by row, a trace species beside forces of
+    order 1 keeps its own small step.  ``i`` may be an array of rows (the
+    sparse path).
+    """
+    return np.abs(W[fnew, i] - W[f, i]) <= DROWNED * np.maximum(np.abs(W[fnew, i]), np.abs(W[f, i]))
+
+
+@jitable
+def column_drowned(W, fnew, f):
+    """True when every entry of the difference ``W[fnew] - W[f]`` is :func:`drowned`."""
+    for i in range(W.shape[1]):
+        if not drowned(W, fnew, f, i):
+            return False
+    return True
 
 
 @jitable
@@ -295,15 +374,15 @@ def user_jacobian(jac, args, t, W, row, J, fs):
 
 
 @jitable(cold=True)
-def jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
+def jacobian(rhs, jac, args, has_jac, central, tol, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
     """Fill ``J`` with df/dy at ``(t, W[y])``; ``W[f]`` must hold f there.
 
     Uses the user's Jacobian when ``has_jac``, and finite differences
-    otherwise: forward ones, with the increment of Hairer & Wanner's RADAU5
-    (:func:`increment`; accurate to about ``sqrt(eps)``, which Newton's
-    method does not mind), or with ``central`` the two-sided ones (about
-    ``eps^(2/3)``, twice the evaluations),
-    for Rosenbrock methods, whose order rests on the Jacobian itself.  Each
+    otherwise (increments of :func:`state_increment`, from each component
+    and its atol, row 1 of ``tol``): forward ones (accurate to about
+    ``sqrt(eps)``, which Newton's method does not mind), or with ``central``
+    the two-sided ones (about ``eps^(2/3)``, twice the evaluations), for
+    Rosenbrock methods, whose order rests on the Jacobian itself.  Each
     difference evaluation is counted in ``nfev``; the Jacobian in ``njev``.
     Returns a status code: ``JAC_NONFINITE`` when the user's Jacobian holds
     inf or nan, ``NONFINITE`` when a difference's evaluation of f does.
@@ -313,7 +392,7 @@ def jacobian(rhs, jac, args, has_jac, central, t, W, y, f, J, ytmp, ftmp, fback,
         return user_jacobian(jac, args, t, W, y, J, fs)
     # Differences fail with NONFINITE when f is inf or nan at a perturbed state: f's failure,
     # near the solution, which a smaller step may get through, as an f failing at a stage
-    return differences(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs)
+    return differences(rhs, args, central, tol, t, W, y, f, J, ytmp, ftmp, fback, ist, fs)
 
 
 def _matrix_finite_loop(J):
@@ -329,11 +408,11 @@ def matrix_finite(J):
     return bool(np.isfinite(J).all()) if isinstance(J, np.ndarray) else J.finite()
 
 
-def _differences_loop(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
+def _differences_loop(rhs, args, central, tol, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
     copy_row(W, ytmp, W, y)
     for j in range(W.shape[1]):
         yj = W[y, j]
-        delta = increment(yj, central)
+        delta = state_increment(yj, tol[1, j], central)
         W[ytmp, j] = yj + delta
         code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
         if code != SUCCESS:
@@ -345,21 +424,30 @@ def _differences_loop(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist,
                 return code
             difference_column(J, j, W, ftmp, fback, 2.0 * delta)
         else:
+            if column_drowned(W, ftmp, f):
+                # lost in f's rounding (a component at 0 with a tiny atol): once more, wider
+                delta = wider_increment(yj, delta)
+                W[ytmp, j] = yj + delta
+                code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
+                if code != SUCCESS:
+                    return code
             difference_column(J, j, W, ftmp, f, delta)
         W[ytmp, j] = yj
     return SUCCESS
 
 
 @compiled_as(_differences_loop, cold=True)
-def differences(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
+def differences(rhs, args, central, tol, t, W, y, f, J, ytmp, ftmp, fback, ist, fs):
     """Fill ``J`` by finite differences of ``rhs`` around ``W[y]``, column by column; a status code.
 
-    A sparse Jacobian (:class:`odekit.sparse.SparseJacobian`) perturbs whole
-    groups of columns at once instead.
+    ``tol`` holds rtol and atol per component (rows 0 and 1), see
+    :func:`state_increment`.  A sparse Jacobian
+    (:class:`odekit.sparse.SparseJacobian`) perturbs whole groups of columns
+    at once instead.
     """
     if isinstance(J, np.ndarray):
-        return _differences_loop(rhs, args, central, t, W, y, f, J, ytmp, ftmp, fback, ist, fs)
-    return J.differences(rhs, args, central, t, W, y, f, ytmp, ftmp, fback, ist, fs)
+        return _differences_loop(rhs, args, central, tol, t, W, y, f, J, ytmp, ftmp, fback, ist, fs)
+    return J.differences(rhs, args, central, tol, t, W, y, f, ytmp, ftmp, fback, ist, fs)
 
 
 @jitable

@@ -123,14 +123,14 @@ def implicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, 
     s = c.shape[0]
     ytmp, ftmp, fback = STAGE + s + 4, STAGE + s + 5, STAGE + s + 6
     explicit_first = T[0, 0] == 0.0          # stage 1 is f(t, y) itself
-    code, have_f, fresh = newton_start(rhs, jac, args, ctrl, explicit_first, t, W, y, f, have_f,
+    code, have_f, fresh = newton_start(rhs, jac, args, ctrl, tol, explicit_first, t, W, y, f, have_f,
                                        J, ytmp, ftmp, fback, ist, fs)
     if code != SUCCESS:
         return code, have_f, False
     code = dirk_stages(rhs, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ist, fs)
     if code == NEWTON_FAILED and not fresh:
         # an old Jacobian may be what failed: take it anew and try the same step once more
-        code, have_f = retake_jacobian(rhs, jac, args, ctrl, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs)
+        code, have_f = retake_jacobian(rhs, jac, args, ctrl, tol, t, W, y, f, have_f, J, ytmp, ftmp, fback, ist, fs)
         if code != SUCCESS:
             return code, have_f, False
         code = dirk_stages(rhs, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ist, fs)

@@ -188,7 +188,7 @@ def radau_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, 
     """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
     T, TI, c, E, lam = m
     W, J, LUr, pivr, LUc, pivc = scratch
-    code, have_f, fresh = newton_start(rhs, jac, args, ctrl, True, t, W, y, f, have_f, J, YS, BACK, BACK + 1,
+    code, have_f, fresh = newton_start(rhs, jac, args, ctrl, tol, True, t, W, y, f, have_f, J, YS, BACK, BACK + 1,
                                        ist, fs)
     if code != SUCCESS:
         return code, have_f, False
@@ -203,7 +203,7 @@ def radau_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, 
             break
         # an old Jacobian may be what failed: take it anew and try the same step once more
         fresh = True
-        code, have_f = retake_jacobian(rhs, jac, args, ctrl, t, W, y, f, have_f, J, YS, BACK, BACK + 1, ist, fs)
+        code, have_f = retake_jacobian(rhs, jac, args, ctrl, tol, t, W, y, f, have_f, J, YS, BACK, BACK + 1, ist, fs)
         if code != SUCCESS:
             return code, have_f, False
     ist[JAC_REUSE] = 0 if code == SUCCESS and fs[NEWTON_RATE] > SLOW_RATE else 1

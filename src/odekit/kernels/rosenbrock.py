@@ -68,7 +68,7 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, y
     stage, fi, v, ytmp, ftmp, ft, fback = (STAGE + s, STAGE + s + 1, STAGE + s + 2, STAGE + s + 3,
                                            STAGE + s + 4, STAGE + s + 5, STAGE + s + 6)
     # the order rests on J itself (not just Newton's convergence): central differences
-    code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, True, True, t, W, y, f, have_f,
+    code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, True, tol, True, t, W, y, f, have_f,
                              J, ytmp, ftmp, fback, ist, fs)
     if code != SUCCESS:
         return code, have_f, False
