@@ -362,3 +362,26 @@ def test_ctrl_c_keeps_the_trajectories_done(backend, workers, n, t_end):
     assert kept, out
     done, interrupted, total = map(int, kept[0].split()[1:])
     assert done > 0 and interrupted > 0 and done + interrupted == total == n
+
+
+def test_the_chunk_kernel_is_found_again_only_for_arguments_of_the_same_types():
+    # jit._structure stands for Numba's types when the chunk loop is looked up: equal structures
+    # must mean equal types (else a kernel compiled for other types would run), and other types
+    # another structure
+    from collections import namedtuple
+
+    from numba import typeof
+
+    from odekit.kernels.jit import _structure
+
+    Pair = namedtuple("Pair", "a b")
+    base = np.zeros((4, 3))
+    readonly = base.copy()
+    readonly.flags.writeable = False
+    values = [base, base[:, :2], base.T, base[::2], readonly, base.astype(np.float32), base.astype(complex),
+              np.zeros(3), np.zeros((1, 3)), np.zeros((0, 3)), np.zeros(3, dtype=np.int64),
+              (base, np.zeros(3)), (np.zeros(3), base), Pair(base, np.zeros(3)), (base,), (), None, 1, 1.0,
+              (1, 2.0), (1.0, 2.0), Pair(1.0, 2.0)]
+    for u in values:
+        for v in values:
+            assert (_structure(u) == _structure(v)) == (typeof(u) == typeof(v)), (u, v)

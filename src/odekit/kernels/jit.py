@@ -427,7 +427,8 @@ def _structure(value):
     writeability and alignment; for tuples their class and items; Numba's own type for anything else."""
     if isinstance(value, np.ndarray):
         flags = value.flags
-        return value.dtype, value.ndim, flags.c_contiguous, flags.f_contiguous, flags.writeable, flags.aligned
+        layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"     # as Numba decides
+        return value.dtype, value.ndim, layout, flags.writeable, flags.aligned
     if isinstance(value, tuple):
         return (type(value),) + tuple(_structure(item) for item in value)
     if isinstance(value, FirstClass):
