@@ -254,7 +254,7 @@ def test_a_dask_cluster_gives_the_same_numbers_and_compiles_once_per_worker(clie
     there = ensemble(lorenz(t_end=2.0), "dp54", y0=y0, rtol=1e-7, workers=client, chunk=4)
     np.testing.assert_array_equal(here.y, there.y)
     np.testing.assert_array_equal(here.stats.nfev, there.stats.nfev)
-    # the workers send back only the columns of run state a solution reads (Result.shipped): all of them
+    # each trajectory keeps only the run state a solution reads (kernels.ensemble.COUNTED): all of it
     assert [(s.t[-1], s.stats, s.status, s.message) for s in there] == \
         [(s.t[-1], s.stats, s.status, s.message) for s in here]
     assert [c["trajectories"] for c in sorted(there.chunks, key=lambda c: c["trajectories"])] == \

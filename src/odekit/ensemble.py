@@ -35,7 +35,8 @@ from .checks import NO_LIMIT
 from .events import as_events, records as event_records
 from .integrator import Interrupted, Integrator, _next_slice
 from .kernels import layout as L
-from .kernels.ensemble import RUNNING, Records, Trajectories, freshener, make_chunk, picker
+from .kernels.ensemble import (COUNTED, RUNNING, Records, Trajectories, freshener, keep_run_state, make_chunk,
+                               picker)
 from .kernels.interface import empty_events, no_output
 from .memory import available_memory
 from .problem import ODEProblem, SecondOrderProblem
@@ -49,6 +50,7 @@ SAVES = ("final", "t_eval", "steps")
 FIRST_STEP_ROWS = 64          # rows kept per trajectory of save="steps" until the first trajectory tells
 SLICE_SECONDS = 0.05          # a serial run returns to Python this often (Ctrl-C, progress)
 FIRST_CHUNK, LAST_CHUNK = 256, 16   # trajectories a lane takes at once, at first and at the end (Work.lanes)
+_COLUMN = {k: j for j, k in enumerate(COUNTED)}     # a run-state index -> its column of Result.counts
 OPTIONS = ("h", "rtol", "atol", "adaptive", "controller", "max_steps", "backend", "linear_solver", "events",
            "event_samples", "max_events")
 
@@ -395,8 +397,8 @@ class Runner:
             while first.size:
                 first = self._pass(result, first, y0, args, room, 1, None, None)
                 room = room if not first.size else (4 * room[0], 4 * room[1])
-            ist = result.ist[0]
-            room = (max(16, 2 * int(ist[L.NOUT]) + 8), max(room[1], 2 * int(ist[L.NEVENT]) + self.log_rows))
+            rows, events = (int(result.counts[0, _COLUMN[k]]) for k in (L.NOUT, L.NEVENT))
+            room = (max(16, 2 * rows + 8), max(room[1], 2 * events + self.log_rows))
             pending = pending[1:]
         while pending.size:
             pending = self._pass(result, pending, y0, args, room, threads, chunk, progress)
@@ -417,9 +419,8 @@ class Runner:
 
     def _rows(self, y0, args):
         count = y0.shape[0]
-        return Trajectories(tuple(args), y0, np.repeat(self.fs0[None], count, axis=0),
-                            np.repeat(self.ist0[None], count, axis=0), y0.copy(),
-                            np.full(count, RUNNING, dtype=np.int64))
+        return Trajectories(tuple(args), y0, self.fs0, self.ist0, y0.copy(), np.zeros(count),
+                            np.zeros((count, len(COUNTED)), dtype=np.int64), np.full(count, RUNNING, dtype=np.int64))
 
     def _records(self, rows, steps, logs):
         """Output buffers for ``rows``' trajectories, the initial states written where kept."""
@@ -436,16 +437,17 @@ class Runner:
                        np.zeros((count, logs, 2), dtype=np.int64), np.zeros((count, 2 * logs, n), dtype=dtype))
 
     def _lane(self):
-        """Work arrays and an event state of one's own, and the work arrays as a run starts them."""
+        """Work arrays and an event state of one's own, the work arrays as a run starts them, and run state."""
         proto = self.proto
         scratch, start = (work_arrays(proto.method, proto._y, proto.problem, None) for _ in range(2))
+        fs, ist = self.fs0.copy(), self.ist0.copy()
         if not self.events:
-            return scratch, None, start
+            return scratch, None, start, fs, ist
         model, blank = proto._state.ev, empty_events(proto._y.dtype)
         ev = model._replace(count=np.zeros_like(model.count), G=np.zeros_like(model.G), Y=np.zeros_like(model.Y),
                             roots=np.zeros_like(model.roots), fired=np.zeros_like(model.fired),
                             log_t=blank.log_t, log_i=blank.log_i, log_y=blank.log_y)
-        return scratch, ev, start
+        return scratch, ev, start, fs, ist
 
     def chunk(self, rows, records, lane, lo, hi, stop):
         """Run trajectories ``lo`` to ``hi`` of ``rows`` in ``lane``; return where it stopped."""
@@ -557,6 +559,7 @@ class Work:
                 i = lo + int(np.flatnonzero(self.rows.codes[lo:hi] == RUNNING)[0])
                 self.rows.codes[i] = L.FUNCTION_ERROR
                 self.rows.y_end[i] = lane[0][0][L.Y]        # the last state it reached
+                keep_run_state(self.rows, i, lane[3], lane[4])
                 self.errors[i] = exc
                 lo = i + 1
         with self._lock:
@@ -574,7 +577,7 @@ class Result:
 
     def __init__(self, count, save, t_eval):
         self.save, self.t_eval, self.count = save, t_eval, count
-        self.y_end = self.codes = self.fs = self.ist = None        # the first pass's own, or made when it is partial
+        self.y_end = self.codes = self.t_end = self.counts = None  # the first pass's own, or made when partial
         self.where = np.zeros(count, dtype=np.int64)
         self.row = np.arange(count)
         self.passes = []
@@ -584,15 +587,15 @@ class Result:
 
     def keep(self, index, rows, records, errors):
         """Take a pass's rows for trajectories ``index`` (the pass's own arrays when it ran them all)."""
-        if self.fs is None and index.size == self.count:
-            self.y_end, self.codes, self.fs, self.ist = rows.y_end, rows.codes, rows.fs, rows.ist
+        if self.codes is None and index.size == self.count:
+            self.y_end, self.codes, self.t_end, self.counts = rows.y_end, rows.codes, rows.t_end, rows.counts
         else:
-            if self.fs is None:
-                self.y_end, self.fs, self.ist = (np.zeros((self.count,) + a.shape[1:], dtype=a.dtype)
-                                                 for a in (rows.y_end, rows.fs, rows.ist))
+            if self.codes is None:
+                self.y_end, self.t_end, self.counts = (np.zeros((self.count,) + a.shape[1:], dtype=a.dtype)
+                                                       for a in (rows.y_end, rows.t_end, rows.counts))
                 self.codes = np.full(self.count, RUNNING, dtype=np.int64)
             self.y_end[index], self.codes[index] = rows.y_end, rows.codes
-            self.fs[index], self.ist[index] = rows.fs, rows.ist
+            self.t_end[index], self.counts[index] = rows.t_end, rows.counts
         self.where[index], self.row[index] = len(self.passes), np.arange(index.size)
         self.passes.append(records)
         self.errors.update({int(index[i]): exc for i, exc in errors.items()})
@@ -613,34 +616,15 @@ class Result:
             out[mine] = records.y[self.row[mine]]
         return out
 
-    # what the solution reads of a trajectory's run state (EnsembleSolution, Stats): all a worker sends back
-    FS_READ = (L.T,)
-    IST_READ = (L.NFEV, L.NJEV, L.NLU, L.NACCEPT, L.NREJECT, L.NOUT, L.NEVENT)
-
-    def shipped(self):
-        """This result with only the columns of run state read after the run, to send from a worker.
-
-        The whole state is 45 numbers a trajectory, the columns read 8: a
-        chunk of 12,500 Lorenz trajectories sends 1.4 MB rather than 5.1.
-        """
-        self.fs, self.ist = self.fs[:, self.FS_READ], self.ist[:, self.IST_READ]
-        return self
-
-    @staticmethod
-    def _unshipped(columns, read, width):
-        full = np.zeros((columns.shape[0], width), dtype=columns.dtype)
-        full[:, read] = columns
-        return full
-
     @classmethod
     def joined(cls, parts):
-        """The results of consecutive chunks sent by workers (see :meth:`shipped`), as one."""
+        """The results of consecutive chunks, as one."""
         first = parts[0]
         whole = cls(sum(p.count for p in parts), first.save, first.t_eval)
         whole.y_end = np.concatenate([p.y_end for p in parts])
         whole.codes = np.concatenate([p.codes for p in parts])
-        whole.fs = cls._unshipped(np.concatenate([p.fs for p in parts]), cls.FS_READ, L.FS_SIZE)
-        whole.ist = cls._unshipped(np.concatenate([p.ist for p in parts]), cls.IST_READ, L.IST_SIZE)
+        whole.t_end = np.concatenate([p.t_end for p in parts])
+        whole.counts = np.concatenate([p.counts for p in parts])
         whole.where = np.concatenate([p.where + sum(len(q.passes) for q in parts[:k]) for k, p in enumerate(parts)])
         whole.row = np.concatenate([p.row for p in parts])
         offsets = np.cumsum([0] + [p.codes.size for p in parts])
@@ -695,8 +679,8 @@ class EnsembleSolution:
         codes[(codes == RUNNING) | (codes == L.BUFFER_FULL)] = L.INTERRUPTED
         self.status = codes
         self.y_final = _unflatten(base, result.y_end)
-        self.t_final = result.fs[:, L.T].copy()
-        self.stats = EnsembleStats.from_state(result.ist)
+        self.t_final = result.t_end.copy()
+        self.stats = EnsembleStats.from_counts(result.counts)
         self.backend, self.backend_reason = result.backend, result.reason
         self.exceptions = dict(result.errors)
         self.chunks = list(result.info)
@@ -746,19 +730,18 @@ class EnsembleSolution:
         i = self._index(i)
         result, base = self._result, self._inputs.base
         records, row = result.records(i)
-        ist = result.ist[i]
+        nout, logged = (int(result.counts[i, _COLUMN[k]]) for k in (L.NOUT, L.NEVENT))
         if self.save == "final":
             t, y = self.t_final[i:i + 1], result.y_end[i:i + 1]
         else:
-            nout = int(ist[L.NOUT])
             t = self.t[:nout] if self.save == "t_eval" else records.t[row, :nout]
             y = records.y[row, :nout]
         run_events = self._spec.problem.events + as_events(self._spec.options.get("events"))
-        logged = int(ist[L.NEVENT]) if run_events else 0
+        logged = logged if run_events else 0
         log = Records(None, None, None, records.log_t[row], records.log_i[row], records.log_y[row])
         problem = self.problem(i)
         status = Status(self.status[i])
-        return Solution(problem, self.method, t.copy(), base.unflatten(y.copy()), Stats.from_state(ist), status,
+        return Solution(problem, self.method, t.copy(), base.unflatten(y.copy()), self.stats[i], status,
                         _trajectory_message(status, self.t_final[i], self.exceptions.get(i)), self.backend,
                         self.backend_reason, None, self.exceptions.get(i),
                         event_records(log, 0, logged, problem) if logged else [], run_events)
@@ -802,10 +785,12 @@ class EnsembleStats:
         self.__dict__.update(arrays)
 
     @classmethod
-    def from_state(cls, ist):
-        return cls(nfev=ist[:, L.NFEV].copy(), njev=ist[:, L.NJEV].copy(), nlu=ist[:, L.NLU].copy(),
-                   nsteps=ist[:, L.NACCEPT] + ist[:, L.NREJECT], naccepted=ist[:, L.NACCEPT].copy(),
-                   nrejected=ist[:, L.NREJECT].copy())
+    def from_counts(cls, counts):
+        """From the :data:`~odekit.kernels.ensemble.COUNTED` columns of every trajectory's run state."""
+        nfev, njev, nlu, naccepted, nrejected = (counts[:, _COLUMN[k]].copy()
+                                                 for k in (L.NFEV, L.NJEV, L.NLU, L.NACCEPT, L.NREJECT))
+        return cls(nfev=nfev, njev=njev, nlu=nlu, nsteps=naccepted + nrejected, naccepted=naccepted,
+                   nrejected=nrejected)
 
     @property
     def total(self):
@@ -955,4 +940,4 @@ def run_chunk(payload, digest, y0, args):
         compilations = compiled()
     result.info = [dict(pid=os.getpid(), host=os.uname().nodename, set_up=made, set_up_seconds=ready - start,
                         run_seconds=time.perf_counter() - ready, compilations=compilations)]
-    return result.shipped()
+    return result

@@ -20,16 +20,21 @@ from collections import namedtuple
 
 from . import jitable
 from .interface import EventState, Functions, Output, RunState
-from .layout import F, HAVE_F, SUCCESS, T, Y
+from .layout import F, HAVE_F, NACCEPT, NEVENT, NFEV, NJEV, NLU, NOUT, NREJECT, SUCCESS, T, Y
 from .primitives import copy_row
 
 RUNNING = 99             # the code of a trajectory under way: the one holding it when its chunk raised raised it
 
-Trajectories = namedtuple("Trajectories", "args y0 fs ist y_end codes")
+Trajectories = namedtuple("Trajectories", "args y0 fs0 ist0 y_end t_end counts codes")
 Trajectories.__doc__ = """An ensemble's per-trajectory rows, the trajectory the first axis of each: the ``args``
-(a tuple whose per-trajectory entries are stacked, see :func:`picker`), initial states ``y0``, run state
-``fs`` and ``ist`` (rows set up as :class:`odekit.Integrator` sets up its own), and what each run leaves:
-its final state ``y_end`` and status code ``codes``."""
+(a tuple whose per-trajectory entries are stacked, see :func:`picker`), initial states ``y0``, the run state
+every trajectory starts from, ``fs0`` and ``ist0`` (as :class:`odekit.Integrator` sets up its own; shared),
+and what each run leaves: its final state ``y_end``, time ``t_end``, the ``counts`` of ``ist`` named in
+:data:`COUNTED` and status code ``codes``."""
+
+# what a solution reads of a trajectory's integer run state (its Stats, the rows and events it kept): a run
+# works in its lane's fs and ist, and leaves these with its final time (keep_run_state) -- 8 numbers, not 45
+COUNTED = (NFEV, NJEV, NLU, NACCEPT, NREJECT, NOUT, NEVENT)
 
 Records = namedtuple("Records", "t_eval t y log_t log_i log_y")
 Records.__doc__ = """What an ensemble keeps per trajectory besides its final state: the requested times
@@ -43,12 +48,13 @@ def make_chunk(drive, deriv, pick, fresh, events):
     def chunk(fns, data, rows, records, lane, blank, lo, hi, stop):
         """Run trajectories ``lo`` to ``hi``; return where it stopped (``hi``, or earlier when ``stop[0]``).
 
-        ``lane`` is ``(scratch, ev, start)``: the work arrays and the event
-        state this call owns (``ev`` None without events), and the work
-        arrays as a run starts with them; ``blank`` an
-        :class:`~.interface.Output` with empty dense-output buffers.
+        ``lane`` is ``(scratch, ev, start, fs, ist)``: the work arrays and
+        the event state this call owns (``ev`` None without events), the
+        work arrays as a run starts with them, and the run state it works
+        in; ``blank`` an :class:`~.interface.Output` with empty dense-output
+        buffers.
         """
-        scratch, ev, start = lane
+        scratch, ev, start, fs, ist = lane
         W = scratch[0]
         rhs, jac, shared, g, affect = fns
         for i in range(lo, hi):
@@ -58,8 +64,9 @@ def make_chunk(drive, deriv, pick, fresh, events):
             # splitting method's damping): odekit's families write the rest before they read it (the
             # tests pass without this), a user's family need not; the event state starts at zero
             fresh(lane)
+            restore_items(fs, rows.fs0)
+            restore_items(ist, rows.ist0)
             copy_row(W, Y, rows.y0, i)
-            fs, ist = rows.fs[i], rows.ist[i]
             args = pick(rows.args, i)
             rows.codes[i] = RUNNING
             code = deriv(rhs, args, fs[T], W, Y, F, ist, fs)       # the first evaluation, counted
@@ -75,10 +82,19 @@ def make_chunk(drive, deriv, pick, fresh, events):
                 else:
                     code = drive(Functions(rhs, jac, args, g, affect), data, RunState(fs, ist, None), scratch, out)
             copy_row(rows.y_end, i, W, Y)
+            keep_run_state(rows, i, fs, ist)
             rows.codes[i] = code
         return hi
 
     return chunk
+
+
+@jitable
+def keep_run_state(rows, i, fs, ist):
+    """What trajectory ``i``'s run leaves of its run state ``fs``, ``ist``: its final time and :data:`COUNTED`."""
+    rows.t_end[i] = fs[T]
+    for k in range(len(COUNTED)):
+        rows.counts[i, k] = ist[COUNTED[k]]
 
 
 # --- the two helpers made for a run's structure -----------------------------------------
