@@ -335,6 +335,22 @@ def test_an_explicit_method_beyond_its_stability_limit_carries_odekits_warning()
     assert symplectic["warning"] is None
 
 
+def test_the_notice_of_a_loop_being_compiled_reaches_the_server_console_not_the_runner(monkeypatch):
+    # on a new machine the page waits while Numba compiles the loop: the one-line notice must not be
+    # swallowed with the stiffness warnings the page shows (the loop is taken for uncompiled here)
+    import odekit
+    from odekit import backend
+    from odekit.kernels import jit
+
+    monkeypatch.setattr(backend, "_KERNELS", {})
+    monkeypatch.setattr(backend, "_PREPARED", {})
+    monkeypatch.setattr(jit, "on_disk", lambda fn, signature: False)
+    with pytest.warns(odekit.CompilationNotice, match="compiling the explicit Runge-Kutta loop"):
+        session, clock = started(scene="orbit", solvers=["euler", "rk4"], rate=10)
+    euler, rk4 = session.frame()["runners"]
+    assert "euler is unstable at every step size" in euler["warning"] and rk4["warning"] is None
+
+
 # --- bad messages: an error reply, and the session goes on ------------------------------------
 
 BAD = [

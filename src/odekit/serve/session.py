@@ -108,11 +108,22 @@ class Runner:
         self.scene = scene
         self.h = self.method.evaluations_per_step / rate
         # an explicit method beyond its stability limit is warned about: on this page
-        # that is a lesson, not a mistake, so the warning is shown with the runner
-        with warnings.catch_warnings(record=True) as caught:
+        # that is a lesson, not a mistake, so the warning is shown with the runner; any other
+        # warning goes on to the server's console as it is raised -- the notice of a loop that
+        # Numba compiles (tens of seconds on a new machine) before the page can start
+        caught = []
+        with warnings.catch_warnings():
             warnings.simplefilter("always", StiffnessWarning)
+            shown = warnings.showwarning
+
+            def show(message, category, *where, **options):
+                if issubclass(category, StiffnessWarning):
+                    caught.append(str(message))
+                else:
+                    shown(message, category, *where, **options)
+            warnings.showwarning = show
             self.integ = Integrator(scene.problem, self.method, h=self.h, events=scene.events)
-        self.warning = next((str(w.message) for w in caught if w.category is StiffnessWarning), None)
+        self.warning = caught[0] if caught else None
         self.integ.x, self.integ.v, self.integ.t = x, v, t
         self.owed = 0.0             # simulated time not yet stepped: less than one step
         self.track = {}             # extreme radii since the start or the last burn
