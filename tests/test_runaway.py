@@ -270,6 +270,22 @@ INTERRUPTED_RUN = """
 """
 
 
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_a_fixed_step_run_ends_on_a_target_a_rounding_past_its_grid_point(backend):
+    # past t = 8192 an ulp of t (1.8e-12) is more than 1e-9 h for h = 0.001: the grid point t0 + 6 h lies
+    # an ulp short of t + 0.003 (t = t0 + 3 h), and the loop stepped there, then failed a sliver
+    # of 1.8e-12 with "step size underflow" -- what the Ctrl-C test below met, one run in ten,
+    # continuing by 0.01 from where Ctrl-C stopped a run at t = 8232
+    prob = odekit.ODEProblem(lambda t, y: -y, (8192.0, 1e6), [1.0])
+    it = odekit.Integrator(prob, "rk4", h=0.001, backend=backend)
+    for _ in range(3):
+        it.step()
+    target = it.t + 0.003
+    assert 8192.0 + 6 * 0.001 < target                  # the case: the grid point short of the target
+    assert it.advance_to(target) == target and it.stats.naccepted == 6
+    assert it.y[0] == pytest.approx(np.exp(-(target - 8192.0)), rel=1e-12)     # rk4 at h = 1e-3: 1e-15
+
+
 @pytest.mark.parametrize("backend, how", [("numba", "solve"), ("numba", "advance_to"), ("python", "solve")])
 def test_ctrl_c_stops_a_run_at_once_keeping_its_steps(backend, how):
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(INTERRUPTED_RUN), backend, how],

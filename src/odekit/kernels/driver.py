@@ -181,7 +181,10 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=ex
             clipped = False
             if kind == FIXED:
                 t_new = fs[T0] + (ist[KSTEP] + 1) * fs[H]
-                if direction * (t_new - t_end) >= -1e-9 * abs(fs[H]):
+                # a grid point short of t_end by rounding ends there too: past t = 8192 with h = 0.001
+                # an ulp of t is more than 1e-9 h, and the sliver left failed the underflow test below
+                # (an Integrator stopped mid-run, then advanced by 0.01, failed one time in ten)
+                if direction * (t_new - t_end) >= -1e-9 * abs(fs[H]) or (end_finite and within_rounding(t_new, t_end)):
                     t_new = t_end
                     clipped = True
             else:
