@@ -397,7 +397,7 @@ class Runner:
             while first.size:
                 first = self._pass(result, first, y0, args, room, 1, None, None)
                 room = room if not first.size else (4 * room[0], 4 * room[1])
-            rows, events = (int(result.counts[0, _COLUMN[k]]) for k in (L.NOUT, L.NEVENT))
+            rows, events = result.kept(0)
             room = (max(16, 2 * rows + 8), max(room[1], 2 * events + self.log_rows))
             pending = pending[1:]
         while pending.size:
@@ -601,6 +601,10 @@ class Result:
         self.errors.update({int(index[i]): exc for i, exc in errors.items()})
         self.done = int(np.count_nonzero((self.codes != RUNNING) & (self.codes != L.BUFFER_FULL)))
 
+    def kept(self, i):
+        """``(rows, events)``: how many output rows trajectory ``i`` wrote, and how many events it logged."""
+        return int(self.counts[i, _COLUMN[L.NOUT]]), int(self.counts[i, _COLUMN[L.NEVENT]])
+
     def records(self, i):
         """``(records, row)`` of trajectory ``i``."""
         return self.passes[self.where[i]], self.row[i]
@@ -730,7 +734,7 @@ class EnsembleSolution:
         i = self._index(i)
         result, base = self._result, self._inputs.base
         records, row = result.records(i)
-        nout, logged = (int(result.counts[i, _COLUMN[k]]) for k in (L.NOUT, L.NEVENT))
+        nout, logged = result.kept(i)
         if self.save == "final":
             t, y = self.t_final[i:i + 1], result.y_end[i:i + 1]
         else:
