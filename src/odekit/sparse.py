@@ -208,7 +208,13 @@ class SparseJacobian:
             code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
             if code != SUCCESS:
                 return code
-            if not central:
+            if central:
+                W[ytmp, members] = yv[members] - delta[members]
+                code = evaluate_finite(rhs, args, t, W, ytmp, fback, ist, fs)
+                if code != SUCCESS:
+                    return code
+                data[entries] = (W[ftmp, rows] - W[fback, rows]) / (2.0 * delta[self.cols[entries]])
+            else:
                 # the members with entries none of which stands above f's rounding, as the dense loop
                 lost = np.setdiff1d(self.cols[entries], self.cols[entries][~drowned(W, ftmp, f, rows)])
                 if lost.size:
@@ -217,13 +223,6 @@ class SparseJacobian:
                     code = evaluate_finite(rhs, args, t, W, ytmp, ftmp, ist, fs)
                     if code != SUCCESS:
                         return code
-            if central:
-                W[ytmp, members] = yv[members] - delta[members]
-                code = evaluate_finite(rhs, args, t, W, ytmp, fback, ist, fs)
-                if code != SUCCESS:
-                    return code
-                data[entries] = (W[ftmp, rows] - W[fback, rows]) / (2.0 * delta[self.cols[entries]])
-            else:
                 data[entries] = (W[ftmp, rows] - W[f, rows]) / delta[self.cols[entries]]
         self.matrix = sparse.csc_matrix((data, self.pattern.indices, self.pattern.indptr),
                                         shape=self.shape).tocsr()
