@@ -269,6 +269,41 @@ def test_a_dask_cluster_gives_the_same_numbers_and_compiles_once_per_worker(clie
     assert later and all(c["compilations"] == 0 for c in later)      # the chunks after it compiled nothing
 
 
+def _lane_threads():
+    return {t.ident for t in threading.enumerate() if t.name.startswith("odekit-lane")}
+
+
+def test_the_lanes_threads_are_kept_from_one_ensemble_to_the_next():
+    y0 = lorenz_starts(8)
+    first = ensemble(lorenz(t_end=0.5), "dp54", y0=y0, workers=2, chunk=1)
+    kept = _lane_threads()
+    again = ensemble(lorenz(t_end=0.5), "dp54", y0=y0, workers=2, chunk=1)
+    assert len(kept) >= 2 and _lane_threads() == kept          # no thread started for the second
+    np.testing.assert_array_equal(first.y, again.y)
+
+
+def _ensemble_in_a_child(queue):
+    queue.put(ensemble(lorenz(t_end=0.5), "dp54", y0=lorenz_starts(8), workers=2, chunk=1).y)
+
+
+def test_a_forked_process_runs_its_lanes_in_threads_of_its_own():
+    # a child inherits the parent's kept pool, but not its threads: handing it lanes would wait for ever
+    import multiprocessing
+
+    parent = ensemble(lorenz(t_end=0.5), "dp54", y0=lorenz_starts(8), workers=2, chunk=1).y
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_ensemble_in_a_child, args=(queue,))
+    child.start()
+    try:
+        np.testing.assert_array_equal(queue.get(timeout=60), parent)
+    finally:
+        child.join(5)
+        if child.is_alive():
+            child.kill()
+    assert child.exitcode == 0
+
+
 CHUNK_IN_A_NEW_PROCESS = """
 import json
 import numpy as np

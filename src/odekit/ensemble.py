@@ -466,8 +466,7 @@ class Runner:
             return
         arrays = [self._lane() for _ in range(lanes)]
         self.chunk(work.rows, work.records, arrays[0], 0, 0, work.stop)     # compiled once, before the threads
-        pool = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix="odekit-lane")
-        futures = [pool.submit(work.lanes, lane, lanes) for lane in arrays]
+        futures = [lane_threads(lanes).submit(work.lanes, lane, lanes) for lane in arrays]
         try:
             while concurrent.futures.wait(futures, timeout=0.1).not_done:
                 if report is not None:
@@ -476,12 +475,30 @@ class Runner:
             work.stop[0] = 1                 # each lane stops after its trajectory under way
             concurrent.futures.wait(futures)
             raise Interrupted("interrupted by Ctrl-C") from None
-        finally:
-            pool.shutdown(wait=True)
         for f in futures:
             f.result()          # a failure of odekit's own, not of a trajectory (those are statuses)
         if report is not None:
             report(count)
+
+
+_THREADS = {}       # (process, lanes) -> the threads that run the lanes of every ensemble of this process
+_THREADS_LOCK = threading.Lock()
+
+
+def lane_threads(lanes):
+    """The threads that run ``lanes`` lanes at once: made once per process and kept.
+
+    Starting and joining two threads took 0.45 ms an ensemble, 1.2% of 10,000
+    Lorenz trajectories on two threads.  Keyed by the process too: a forked
+    child inherits the pool but not its threads, and would wait on them for
+    ever.  Ensembles run from several threads at once share the pool, their
+    lanes queued; a lane that starts late finds its share taken and returns.
+    """
+    key = (os.getpid(), lanes)
+    with _THREADS_LOCK:
+        if key not in _THREADS:
+            _THREADS[key] = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix="odekit-lane")
+        return _THREADS[key]
 
 
 # the chunk loop of one family loop and structure of args, made once (so that Numba compiles it once)
