@@ -351,6 +351,37 @@ def test_the_notice_of_a_loop_being_compiled_reaches_the_server_console_not_the_
     assert "euler is unstable at every step size" in euler["warning"] and rk4["warning"] is None
 
 
+def test_a_page_on_a_new_machine_runs_on_python_while_its_loops_compile_then_goes_on_compiled(monkeypatch):
+    # the page no longer waits 20-30 s for Numba: its runners start on Python, the loops compile in a
+    # thread (with their notice), and each run goes on compiled from a frame after, with the numbers a
+    # compiled run has (the loops are taken for uncompiled here)
+    import odekit
+    from odekit import backend
+    from odekit.kernels import jit
+
+    solvers = ["rk4", "velocity_verlet"]
+    reference, ref_clock = started(scene="orbit", solvers=solvers, rate=400)
+    assert [r.integ.backend for r in reference.runners] == ["numba", "numba"]
+    for name in ("_KERNELS", "_PREPARED", "_SPENT", "_BACKGROUND"):
+        monkeypatch.setattr(backend, name, {})
+    monkeypatch.setattr(backend, "FIRST_RUN_SECONDS", 1.0)          # the default (the tests set 0)
+    monkeypatch.setattr(jit, "on_disk", lambda fn, signature: False)
+    with pytest.warns(odekit.CompilationNotice) as notices:
+        session, clock = started(scene="orbit", solvers=solvers, rate=400)
+        assert [r.integ.backend for r in session.runners] == ["python", "python"]
+        frames = [run(session, clock, 1.0)]
+        for compiling in list(backend._BACKGROUND.values()):
+            compiling.result(timeout=300)
+    said = " ".join(str(notice.message) for notice in notices)
+    assert "explicit Runge-Kutta" in said and "splitting" in said
+    frames += [run(session, clock, 1.0) for _ in range(2)]
+    assert [r.integ.backend for r in session.runners] == ["numba", "numba"]
+    expected = [run(reference, ref_clock, 1.0) for _ in range(3)]
+    for mine, theirs in zip(frames[-1]["runners"], expected[-1]["runners"]):
+        assert mine["steps"] == theirs["steps"] > 0 and mine["nfev"] == theirs["nfev"]
+        assert (mine["t"], mine["x"], mine["v"]) == (theirs["t"], theirs["x"], theirs["v"])
+
+
 # --- bad messages: an error reply, and the session goes on ------------------------------------
 
 BAD = [

@@ -11,11 +11,13 @@ and shape: reusing one is what makes a second solve of the same problem
 start instantly.
 """
 
+import concurrent.futures
 import contextlib
 from dataclasses import dataclass
 import functools
 import os
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -331,6 +333,12 @@ def prepare(problem, family, backend, kernel_data, start, events=(), sizes=(), l
     ``FIRST_RUN_SECONDS`` on Python (see :meth:`odekit.Integrator._run`).
     Only the first: a program that solves again (an optimizer, a study
     that times its runs) wants the loop compiled from then on.
+
+    ``lazy="background"`` (an :class:`odekit.Integrator` stepped frame by
+    frame, as ``odekit serve`` does): the same start on Python, for every
+    run made while the loop is not compiled, and the loop compiles at once
+    in a thread of its own; the run goes on compiled at its first pause
+    after that is done, and never waits for it.
     """
     events, sizes = tuple(events), tuple(sizes)
     if backend not in BACKENDS:
@@ -341,7 +349,7 @@ def prepare(problem, family, backend, kernel_data, start, events=(), sizes=(), l
                          "or 'python' (a sparse solve outweighs the Python of a step)")
     failure = later = None
     if lazy and backend == "auto" and not sparse and FIRST_RUN_SECONDS > 0:
-        later = _deferred(problem, family, kernel_data, events, sizes)
+        later = _deferred(problem, family, kernel_data, events, sizes, lazy == "background")
     if backend != "python" and later is None:
         try:
             kernels = _compiled(problem, family, kernel_data, sparse, events, sizes, backend)
@@ -373,21 +381,51 @@ class Deferred:
     compile: object
 
     def spend(self, seconds):
-        """Count ``seconds`` of Python run; True once the run has had ``FIRST_RUN_SECONDS``."""
+        """Count ``seconds`` of Python run; True once the run is to go on compiled: after
+        ``FIRST_RUN_SECONDS``, or, while the loop compiles in the background, once that is done."""
+        running = _BACKGROUND.get(self.key)
+        if running is not None:
+            return running.done()
         _SPENT[self.key] = _SPENT.get(self.key, 0.0) + seconds
         return _SPENT[self.key] >= FIRST_RUN_SECONDS
 
+    def in_background(self):
+        """Compile in a thread of its own, once per loop: the :class:`~concurrent.futures.Future` of it.
+
+        The thread holds the GIL for Numba's typing, not for LLVM's work, so
+        the runs on Python go on meanwhile, slower; its
+        :class:`CompilationNotice` goes where warnings go (a server's console).
+        """
+        with _BACKGROUND_LOCK:
+            running = _BACKGROUND.get(self.key)
+            if running is None:
+                running = _BACKGROUND[self.key] = concurrent.futures.Future()
+                threading.Thread(target=_settle, args=(running, self.compile), name="odekit-compile",
+                                 daemon=True).start()
+        return running
+
+
+def _settle(future, work):
+    try:
+        future.set_result(work())
+    except BaseException as exc:    # noqa: BLE001 - the run that switches compiles again, and reports it
+        future.set_exception(exc)
+
 
 _SPENT = {}      # seconds of Python run per deferred loop: the first run's, the only one deferred
+_BACKGROUND = {}      # deferred loop -> the Future of its compilation in a background thread
+_BACKGROUND_LOCK = threading.Lock()
 
 
-def _deferred(problem, family, kernel_data, events, sizes):
+def _deferred(problem, family, kernel_data, events, sizes, background=False):
     """A :class:`Deferred` when ``family``'s loop for this run would be compiled now, else None.
 
     Nothing is compiled to find out: the loop's signature is typed from the
     signatures its functions will have (:class:`~odekit.kernels.jit.Signature`).
     Where even that fails (``args`` Numba cannot type), None: the compiled
-    path reports it as it always has.
+    path reports it as it always has.  With ``background``, the loop starts
+    compiling in a thread (:meth:`Deferred.in_background`); a run made while
+    it does is deferred too.
     """
     from .kernels import jit
 
@@ -405,11 +443,18 @@ def _deferred(problem, family, kernel_data, events, sizes):
     except Exception:       # noqa: BLE001 - Numba's own errors come again, and are reported, when it compiles
         return None
     key = (family, args_type, dtype, bool(events))
-    if (key in _KERNELS or key in _SPENT
+    later = Deferred(key, functools.partial(_compiled, problem, family, kernel_data, False, events, sizes, "auto"))
+    if key in _KERNELS:
+        return None
+    if key in _BACKGROUND:
+        return None if _BACKGROUND[key].done() else later
+    if (key in _SPENT and not background
             or family.builtin and jit.on_disk(family.drive(events), drive_sig) and jit.on_disk(family.deriv,
                                                                                                 deriv_sig)):
         return None
-    return Deferred(key, functools.partial(_compiled, problem, family, kernel_data, False, events, sizes, "auto"))
+    if background:
+        later.in_background()
+    return later
 
 
 def go_compiled(kernels, probe):

@@ -222,8 +222,9 @@ class Integrator:
                              self.t, self._y.copy(), self.stats, steps, states, self.controller.kind == L.DOUBLING,
                              spread)
 
-    # An Integrator stepped once per frame compiles when it is made, not in the middle of the
-    # frames; a solve's run may start on Python while the loop is not compiled (see solve).
+    # An Integrator compiles when it is made, not in the middle of its steps; a solve's run may
+    # start on Python while the loop is not compiled (see solve), and odekit serve's page runs
+    # on Python while the loop compiles in the background (see odekit.backend.prepare)
     _lazy = False
 
     def _go_compiled(self):

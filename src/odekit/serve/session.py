@@ -93,6 +93,14 @@ def hello():
             "limits": limits, "defaults": dict(DEFAULTS)}
 
 
+class _Live(Integrator):
+    """An :class:`Integrator` stepped frame by frame: a loop not compiled yet is compiled in a thread of its own,
+    while the page runs on Python, and the run goes on compiled from the first frame after (see
+    :func:`odekit.backend.prepare`).  On a new machine the page had waited 20-30 s for Numba."""
+
+    _lazy = "background"
+
+
 class Runner:
     """One solver on the scene: an :class:`Integrator` at ``h = k / rate``, and what the page shows of it.
 
@@ -122,7 +130,7 @@ class Runner:
                 else:
                     shown(message, category, *where, **options)
             warnings.showwarning = show
-            self.integ = Integrator(scene.problem, self.method, h=self.h, events=scene.events)
+            self.integ = _Live(scene.problem, self.method, h=self.h, events=scene.events)
         self.warning = caught[0] if caught else None
         self.integ.x, self.integ.v, self.integ.t = x, v, t
         self.owed = 0.0             # simulated time not yet stepped: less than one step
