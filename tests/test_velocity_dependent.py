@@ -169,6 +169,17 @@ def test_the_classic_eight_run_the_velocity_dependent_pendulum_at_their_orders(n
     assert abs(order - method.order) <= 0.2, (order, errors)
 
 
+@pytest.mark.parametrize("name", CLASSIC)
+def test_the_classic_eight_run_the_pendulum_that_declares_its_damping_at_their_orders(name):
+    """The shootout's own problem, ``odekit.problems.pendulum(B=0.5)``: the splittings solve the damping in
+    their drifts (a drift that damped v by 1 - c tau, not e^{-c tau}, would leave them first order)."""
+    method = odekit.method(name)
+    zoo = odekit.problems.pendulum(B=0.5, t_end=2.0)
+    assert zoo.damping is not None and not zoo.velocity_dependent
+    order, errors = measured_order(zoo, method, {1: 200, 2: 50, 4: 20}[method.order])
+    assert abs(order - method.order) <= 0.2, (order, errors)
+
+
 def test_the_shootout_runs_the_classic_eight_on_the_velocity_dependent_pendulum():
     """As on the pendulum that declares its damping: all eight run, Forest-Ruth and RK4 the most accurate."""
     result = odekit.shootout(velocity_dependent_pendulum(), budget=1000, backend="python")
