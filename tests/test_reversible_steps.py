@@ -196,6 +196,26 @@ def test_refuses_what_cannot_be_reversible():
         ReversibleSteps(control=3)
 
 
+@pytest.mark.parametrize("name, problem", [("dprkn6", problems.kepler(e=0.5)),
+                                           ("wisdom_holman", problems.outer_solar_system(t_end=100.0))])
+def test_refuses_second_order_methods_that_are_not_kick_drift_splittings(name, problem):
+    """A Nystrom pair and the Kepler splitting integrate x'' = a too, but the loop steps a kick-drift scheme."""
+    with pytest.raises(ValueError, match=rf"runs kick-drift splitting methods; method '{name}' is .*: choose a "
+                                         "symmetric splitting method such as 'velocity_verlet'"):
+        odekit.solve(problem, name, h=0.01, step_control=ReversibleSteps(KEPLER), backend="python")
+
+
+def test_refuses_velocity_dependent_forces_saying_what_runs_them():
+    kepler = problems.kepler(e=0.5)
+    dependent = SecondOrderProblem(kepler.accel, kepler.t_span, kepler.x0, kepler.v0, args=kepler.args,
+                                   velocity_dependent=True)
+    with pytest.raises(ValueError, match=r"reversible steps need forces that do not depend on velocity, but the "
+                                         r"problem says velocity_dependent=True; accepted: velocity_dependent=False "
+                                         r"if accel ignores v, or fixed steps h"):
+        odekit.solve(dependent, "velocity_verlet", h=0.01, step_control=ReversibleSteps(KEPLER))
+    assert odekit.solve(dependent, "velocity_verlet", h=0.01, backend="python").success    # the advice holds
+
+
 def test_a_step_the_control_cannot_take_stops_with_a_status():
     """Too large an h drives rho through zero: the run stops, keeping what it computed."""
     sol = odekit.solve(problems.kepler(e=0.99), "velocity_verlet", h=0.01,

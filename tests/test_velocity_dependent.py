@@ -169,6 +169,17 @@ def test_the_classic_eight_run_the_velocity_dependent_pendulum_at_their_orders(n
     assert abs(order - method.order) <= 0.2, (order, errors)
 
 
+@pytest.mark.parametrize("name", CLASSIC)
+def test_the_classic_eight_run_the_pendulum_that_declares_its_damping_at_their_orders(name):
+    """The shootout's own problem, ``odekit.problems.pendulum(B=0.5)``: the splittings solve the damping in
+    their drifts (a drift that damped v by 1 - c tau, not e^{-c tau}, would leave them first order)."""
+    method = odekit.method(name)
+    zoo = odekit.problems.pendulum(B=0.5, t_end=2.0)
+    assert zoo.damping is not None and not zoo.velocity_dependent
+    order, errors = measured_order(zoo, method, {1: 200, 2: 50, 4: 20}[method.order])
+    assert abs(order - method.order) <= 0.2, (order, errors)
+
+
 def test_the_shootout_runs_the_classic_eight_on_the_velocity_dependent_pendulum():
     """As on the pendulum that declares its damping: all eight run, Forest-Ruth and RK4 the most accurate."""
     result = odekit.shootout(velocity_dependent_pendulum(), budget=1000, backend="python")
@@ -176,6 +187,24 @@ def test_the_shootout_runs_the_classic_eight_on_the_velocity_dependent_pendulum(
     assert list(rows) == list(CLASSIC)
     ranked = sorted(rows, key=lambda name: rows[name]["error"])
     assert set(ranked[:2]) == {"rk4", "forest_ruth"}, [(name, rows[name]["error"]) for name in ranked]
+
+
+def test_the_shootouts_budget_holds_for_kicks_that_iterate():
+    """Implicit kicks spend more than their declared evaluations (velocity Verlet about six a step at
+    h = 1/budget): the shootout sizes their steps by what they spend, so that every method spends the
+    budget to 2 %, and its progress still never goes back."""
+    calls = []
+    result = odekit.shootout(velocity_dependent_pendulum(), budget=1000, backend="python",
+                             progress=lambda *a: calls.append(a))
+    for row in result.rows:
+        m = odekit.method(row["method"])
+        assert abs(row["nfev"] / (1000 * 10.0) - 1) <= 0.02, row
+        declared = m.evaluations_per_step / 1000
+        assert row["h"] > 3 * declared if m.velocity_implicit else row["h"] == declared, row
+    done = [c[0] for c in calls]
+    assert done == sorted(done)
+    assert [c for c in calls if isinstance(c[0], int)] == [(i + 1, 9, name)
+                                                           for i, name in enumerate(("reference",) + CLASSIC)]
 
 
 @pytest.mark.parametrize("name, mu, options", [

@@ -125,8 +125,15 @@ class Method:
         on a velocity-dependent problem, when the state is small enough for
         its Newton matrix (see :mod:`odekit.kernels.velocity`).
         """
-        return self.implicit or (self.velocity_implicit and problem.second_order and problem.velocity_dependent
-                                 and problem.size <= MAX_NEWTON_STATE)
+        return self.implicit or (self.kicks_implicitly(problem) and problem.size <= MAX_NEWTON_STATE)
+
+    def kicks_implicitly(self, problem):
+        """True when its kicks on ``problem`` are implicit in v: those of a velocity-dependent force.
+
+        They iterate to convergence (see :mod:`odekit.kernels.velocity`), so
+        the evaluations a step spends vary, and exceed the declared ones.
+        """
+        return self.velocity_implicit and problem.second_order and problem.velocity_dependent
 
     def refusal(self, problem):
         """Why this method cannot run ``problem``, as the sentence of a ValueError; None when it can.

@@ -49,6 +49,7 @@ from .kernels import layout as L, reversible as K
 from .recording import _fits, _resized_rows
 from .registry import method as lookup_method
 from .solution import Solution, Stats, Status
+from .splitting import SplittingScheme
 
 SLICE = {"numba": 100_000, "python": 2_000}   # steps between returns to Python, where Ctrl-C is seen
 FIRST_ROWS = 1024                              # output rows to start with; doubled when full
@@ -135,8 +136,8 @@ class ReversibleSteps:
 
 def _refusal(m, problem):
     """Refuse, with advice, what reversible steps cannot run."""
-    if not m.family.second_order:
-        raise ValueError(f"step_control=ReversibleSteps runs splitting methods; method {m.name!r} is "
+    if not isinstance(m.coefficients, SplittingScheme):     # the loop steps a kick-drift scheme's data
+        raise ValueError(f"step_control=ReversibleSteps runs kick-drift splitting methods; method {m.name!r} is "
                          f"{m.family.title}: choose a symmetric splitting method such as 'velocity_verlet', "
                          "'forest_ruth' or 'pefrl'")
     if not m.coefficients.symmetric:
@@ -156,8 +157,9 @@ def _refusal(m, problem):
         raise ValueError("reversible steps do not search events; accepted: a problem without events "
                          "(see problem.events), or a method with fixed or error-controlled steps")
     if problem.velocity_dependent:
-        raise ValueError("reversible steps need forces that do not depend on velocity "
-                         "(velocity_dependent=False)")
+        raise ValueError("reversible steps need forces that do not depend on velocity, but the problem says "
+                         "velocity_dependent=True; accepted: velocity_dependent=False if accel ignores v, or "
+                         "fixed steps h, whose kicks are then implicit in v")
 
 
 class _Run:
