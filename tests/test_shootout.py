@@ -206,3 +206,23 @@ def test_the_damped_pendulum_runs_all_eight_and_rk4_and_forest_ruth_are_the_most
     ranked = sorted(r, key=lambda name: r[name]["error"])
     assert set(ranked[:2]) == {"rk4", "forest_ruth"}, [(name, r[name]["error"]) for name in ranked]
     assert r["forest_ruth"]["error"] < 1e-3 * r["velocity_verlet"]["error"]
+
+
+def test_a_damped_problems_energy_is_measured_against_the_true_energy_not_its_start():
+    # the damping takes energy away: its drift from the start measured the damping (1 and "too short" for
+    # every method); against the true energy it measures each method, and orders them as the error does
+    prob = odekit.problems.pendulum(B=0.5)
+    result = shootout(prob, methods=["euler", "rk4", "velocity_verlet"], budget=1000, t_end=10.0, backend="python")
+    r = rows(result)
+    assert "energy_drift" not in result.columns and "energy_trend" not in result.columns
+    sol = result.solutions["velocity_verlet"]
+    true = odekit.solve(prob.with_span((0.0, 10.0)), "dop853", rtol=1e-12, atol=1e-14, t_eval=sol.t[-1:])
+    energy = prob.invariants["energy"]
+    E0, E_end, E_true = energy(0, *sol.y[0]), energy(0, *sol.y[-1]), energy(0, *true.y[-1])
+    assert r["velocity_verlet"]["energy_error"] >= abs(E_end - E_true) / E0     # at least the final deviation
+    assert r["rk4"]["energy_error"] < 1e-8 < 1e-4 < r["euler"]["energy_error"]
+    assert (r["rk4"]["energy_error"] < r["velocity_verlet"]["energy_error"] < r["euler"]["energy_error"] < 0.1)
+    t, series = result.energy_errors["euler"]                  # what the plot draws against time
+    assert series.max() == r["euler"]["energy_error"] and t[0] == 0.0 and t[-1] == 10.0
+    conserved = rows(shootout(odekit.problems.pendulum(), methods=["rk4"], budget=1000, t_end=10.0, backend="python"))
+    assert "energy_error" not in conserved["rk4"] and conserved["rk4"]["energy_drift"] < 1e-8

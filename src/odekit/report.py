@@ -89,7 +89,9 @@ h = k / {result.budget:g}.</p>
 <p class="note">error: largest deviation of the positions (or state) from the exact or a tight
 reference solution. Drifts: largest relative change of the invariant over the run;
 energy_change: signed relative change at the end; energy_trend: whether the energy error grows
-(secular) or stays bounded, or "too short" for a run of fewer than about four oscillations.</p>
+(secular) or stays bounded, or "too short" for a run of fewer than about four oscillations.
+energy_error (a problem whose energy is not conserved: damping, impacts): largest deviation of the
+energy from the true one, relative to the initial energy.</p>
 <div class="table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>
 {figures}
 <h2>Methods</h2><ul>{methods}</ul>

@@ -34,6 +34,7 @@ from .registry import CLASSIC as DEFAULT_METHODS
 from .solve import PROGRESS, solve
 
 SAMPLES = 2000          # output points at which the error is measured
+CONSERVED = 1e-6        # a true energy that changes by less (relative) is conserved: its drift measures a method
 ON_BUDGET = 0.02        # a run whose evaluations vary is on its budget within 2 %
 RETAKES = 5             # ... or after this many runs again at the step its spending asks
 PERIODS = 10            # default span of a shootout on a periodic zoo problem, in periods of its motion
@@ -68,15 +69,24 @@ class ShootoutResult:
         invariant), ``energy_change`` (signed relative change at the end),
         ``energy_trend`` ("bounded", "secular", or "too short" for a run of
         fewer than about four oscillations: :func:`odekit.analysis.invariant_drift`),
-        and the problem's own quantities.
+        and the problem's own quantities.  A problem whose true energy is
+        not conserved (damping, impacts) has ``energy_error`` instead of the
+        three energy columns: the largest deviation of the run's energy
+        from the true one, relative to the initial energy.
     solutions : dict
         Method name -> :class:`Solution`, for plots.
+    energy_errors : dict
+        For a problem whose true energy is not conserved: method name ->
+        ``(t, error)``, its energy's deviation from the true one, relative
+        to the initial energy, at a sample of its output times (what
+        ``energy_error`` is the largest of).
     """
 
     problem: object
     budget: float
     rows: list
     solutions: dict = field(repr=False)
+    energy_errors: dict = field(default_factory=dict, repr=False)
 
     @property
     def columns(self):
@@ -182,14 +192,17 @@ def shootout(problem="kepler", methods=None, budget=1000, t_end=None, *, backend
     reference = _reference(prob, backend, _within(report, 0, runs, "reference"))
     if prob.exact is None:
         report(1, runs, "reference")
-    rows, solutions = [], {}
+    rows, solutions, energy_errors = [], {}, {}
     for i, m in enumerate(chosen):
         done = runs - len(chosen) + i
         h, sol = _run(prob, m, budget, backend, _progress(report, done, runs, m.name))
         solutions[m.name] = sol
-        rows.append(_measure(sol, m, h, reference))
+        row, lost = _measure(sol, m, h, reference)
+        rows.append(row)
+        if lost is not None:
+            energy_errors[m.name] = lost
         report(done + 1, runs, m.name)
-    return ShootoutResult(prob, budget, rows, solutions)
+    return ShootoutResult(prob, budget, rows, solutions, energy_errors)
 
 
 def _run(prob, m, budget, backend, progress):
@@ -318,17 +331,40 @@ def _reference(prob, backend, progress):
 def _measure(sol, m, h, reference):
     prob = sol.problem
     picks = np.unique(np.linspace(0, len(sol.t) - 1, SAMPLES).astype(int))
+    truth = reference.states(sol.t[picks], sol.y.shape[1:])
     error = math.nan
     if sol.success:
-        deviation = sol.y[picks] - reference.states(sol.t[picks], sol.y.shape[1:])
+        deviation = sol.y[picks] - truth
         error = float(np.max(np.abs(deviation[:, 0] if prob.second_order else deviation)))
     row = {"method": m.name, "h": h, "steps": sol.stats.naccepted, "nfev": sol.stats.nfev, "error": error}
-    row.update(_drifts(sol))
+    lost = _energy_error(sol, picks, truth)
+    row.update(_drifts(sol) if lost is None else {"energy_error": float(lost.max()) if sol.success else math.nan})
     for name, quantity in QUANTITIES.get(prob.name, {}).items():
         row[name] = quantity(sol)
     if not sol.success:
         row["status"] = sol.status.name
-    return row
+    return row, None if lost is None else (sol.t[picks], lost)
+
+
+def _energy_error(sol, picks, truth):
+    """A problem whose energy is not conserved (damping, impacts): the deviation of the run's energy from
+    the true one, relative to the initial energy, at the states ``sol.y[picks]`` and ``truth``.
+
+    None when the problem has no energy, or when the true energy stays within
+    :data:`CONSERVED` of its start: the drift from the start then measures
+    the method (:func:`_drifts`), where on a damped pendulum it measured the
+    damping -- 1 and "too short" for every method.
+    """
+    prob = sol.problem
+    if "energy" not in prob.invariants:
+        return None
+    g, t = prob.invariants["energy"], sol.t[picks]
+    true = np.array([prob.evaluate_invariant(g, ti, yi) for ti, yi in zip(t, truth)])
+    scale = abs(true[0]) or 1.0
+    if np.max(np.abs(true - true[0])) <= CONSERVED * scale:
+        return None
+    mine = np.array([prob.evaluate_invariant(g, ti, yi) for ti, yi in zip(t, sol.y[picks])])
+    return np.abs(mine - true) / scale
 
 
 def _drifts(sol):
