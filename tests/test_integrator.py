@@ -177,6 +177,36 @@ def test_steps_after_the_first_skip_the_general_path_and_give_its_numbers(monkey
     assert calls == [] and quick.stats == general.stats
 
 
+STEP_IN_A_NEW_PROCESS = """
+import json
+from numba.core import event
+import odekit
+
+recorder = event.RecordingListener()
+event.register("numba:compile", recorder)
+integ = odekit.Integrator(odekit.problems.kepler(e=0.5), "rk4", h=0.01)
+ts = [integ.step() for _ in range(3)]
+names = [e.data["dispatcher"].py_func.__qualname__ for _, e in recorder.buffer if e.is_start]
+print(json.dumps({"compiled": names, "y": integ.y.tolist(), "t": ts}))
+"""
+
+
+def test_a_new_process_loads_the_one_argument_step_from_the_disk_cache():
+    # step() calls the loop with its bundles as one StructRef (two kernels beside the loop's): kept on
+    # disk, or every game would wait about a second and a half on its first step
+    import json
+    import subprocess
+    import sys
+
+    runs = [json.loads(subprocess.run([sys.executable, "-c", STEP_IN_A_NEW_PROCESS], capture_output=True, text=True,
+                                      check=True).stdout.splitlines()[-1]) for _ in range(2)]
+    assert not [name for name in runs[1]["compiled"] if "bundl" in name], runs[1]["compiled"]
+    assert runs[1]["y"] == runs[0]["y"] and runs[1]["t"] == runs[0]["t"]
+    general = Integrator(odekit.problems.kepler(e=0.5), "rk4", h=0.01)
+    general.advance_to(0.03)
+    assert runs[1]["y"] == general.y.tolist()
+
+
 def test_any_other_call_between_steps_sends_the_next_step_the_general_way():
     """advance_to leaves its target in the loop's arrays: a step after it must not stop there."""
     integ = Integrator(odekit.problems.kepler(e=0.5), "rk4", h=0.01)

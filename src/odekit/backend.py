@@ -650,6 +650,18 @@ def _compiled_kernels(family, args_type, dtype, fns, kernel_data, events):
     return _KERNELS[key]
 
 
+def quick_call(kernels, bundles, family):
+    """``call()``: ``family``'s compiled loop on a run's ``bundles`` in one argument (see
+    :func:`odekit.kernels.jit.bundled`), for :meth:`odekit.Integrator.step`; announced when compiled."""
+    from .kernels import jit
+
+    def announce():
+        warnings.warn(f"odekit: compiling the one-argument call of the {family.title} loop ({family.name}) that "
+                      "Integrator.step() makes with Numba: a second or two, once per machine", CompilationNotice,
+                      stacklevel=caller_stacklevel())
+    return jit.bundled(kernels.drive, bundles, family.builtin, announce)
+
+
 def _compiling_notice(family, args_type, dtype, events):
     """The :class:`CompilationNotice` of ``family``'s loop: what is compiled, for what, and how often."""
     what = (f"odekit: compiling the {family.title} loop ({family.name}{', with events' if events else ''}) "

@@ -350,12 +350,14 @@ class Integrator:
             return self._quick_step(quick, n)
         self._advance(self._direction * math.inf, checks.steps("n", n), self._no_recording)
         if not (self._kernels.runs_python or self._events or self.terminated):
-            self._quick = (self._fns, self._method_data, self._state, self._scratch, self._no_recording.output())
+            self._quick = _backend.quick_call(self._kernels, (self._fns, self._method_data, self._state,
+                                                              self._scratch, self._no_recording.output()),
+                                              self.method.family)
         return self.t
 
-    _quick = None      # the loop's bundles while step() may call it directly (see _quick_step)
+    _quick = None      # the loop on the run's bundles while step() may call it directly (see _quick_step)
 
-    def _quick_step(self, bundles, n):
+    def _quick_step(self, call, n):
         """:meth:`step` of ``n`` steps, no more than a first slice, in one call of the compiled loop.
 
         A game steps once a frame: this is the general path's call with none
@@ -366,7 +368,7 @@ class Integrator:
         """
         self._ist[L.PAUSE_AFTER] = n
         try:
-            status = self._kernels.drive(*bundles)
+            status = call()
         except KeyboardInterrupt:
             status, exc = L.INTERRUPTED, None
         except Exception as error:      # a compiled function may raise, as in the general path

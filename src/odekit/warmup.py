@@ -71,9 +71,8 @@ def warmup(families=None, report=print):
 
 
 def _run(family, args):
-    """A short compiled solve by ``family``'s first method that fits, with ``args``, to be called; or None."""
-    from .solve import solve
-
+    """A short compiled solve and step by ``family``'s first method that fits, with ``args``, to be called;
+    or None."""
     if family.second_order:
         problem = SecondOrderProblem(_spring, (0.0, 0.1), np.ones(1), np.zeros(1), args=args)
     else:
@@ -81,4 +80,13 @@ def _run(family, args):
     method = next((m for m in methods() if m.family is family and m.applies_to(problem)), None)
     if method is None:
         return None
-    return functools.partial(solve, problem, method, backend="numba", **({} if method.adaptive else {"h": 0.01}))
+    return functools.partial(_solve_and_step, problem, method, {} if method.adaptive else {"h": 0.01})
+
+
+def _solve_and_step(problem, method, options):
+    """What a first solve compiles, and what a first :meth:`Integrator.step` adds (its one-argument call)."""
+    from .integrator import Integrator
+    from .solve import solve
+
+    solve(problem, method, backend="numba", **options)
+    Integrator(problem, method, backend="numba", **options).step()
