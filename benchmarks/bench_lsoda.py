@@ -87,17 +87,7 @@ def hires(t, u, du):
     du[7] = slow - fast
 
 
-def hires_jac(t, u):
-    J = np.zeros((8, 8))
-    J[0, 0], J[0, 1], J[0, 2] = -1.71, 0.43, 8.32
-    J[1, 0], J[1, 1] = 1.71, -8.75
-    J[2, 2], J[2, 3], J[2, 4] = -10.03, 0.43, 0.035
-    J[3, 1], J[3, 2], J[3, 3] = 8.32, 1.71, -1.12
-    J[4, 4], J[4, 5], J[4, 6] = -1.745, 0.43, 0.43
-    J[5, 3], J[5, 4], J[5, 5], J[5, 6], J[5, 7] = 0.69, 1.71, -280.0 * u[7] - 0.43, 0.69, -280.0 * u[5]
-    J[6, 5], J[6, 6], J[6, 7] = 280.0 * u[7], -1.81, 280.0 * u[5]
-    J[7, 5], J[7, 6], J[7, 7] = -280.0 * u[7], 1.81, -280.0 * u[5]
-    return J
+hires_jac = problems.hires().jac          # the zoo's, jac(t, y) -> (8, 8) array, as ODEProblem takes it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -296,15 +286,13 @@ def main():
         print_case(case, results[case.label])
         ratios.update(at_targets(case, results[case.label]))
     report = {"machine": m, "quick": args.quick, "issue_rows": issue_rows(makers, sizes.timing),
-              "cases": {case: {label: [dict(zip(("rtol", "error", "seconds"), p)) for p in points]
-                               for label, points in by_solver.items()} for case, by_solver in results.items()}}
+              "cases": {case: common.ladder_json(by_solver) for case, by_solver in results.items()}}
     if ratios:
         common.print_ratios("time of numbalsoda's lsoda / time of odekit's fastest method at the same error "
                             "(above 1: odekit faster)", ratios)
     else:
         common.print_ratios("odekit's slowest method / its fastest at the loosest rtol (numbalsoda missing)",
-                            {case: max(pts[0][2] for pts in by.values()) / min(pts[0][2] for pts in by.values())
-                             for case, by in results.items()})
+                            common.spread_at_loosest(results))
     report["ratios"] = ratios
     common.write_json(args.json, report)
 

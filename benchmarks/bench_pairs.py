@@ -207,15 +207,13 @@ def main():
                 ratios[f"{case}, error {target:.0e}: numbalsoda dop853 / {label.split()[1]}"] = peer[0] / seconds
         print()
         common.print_table(("problem", "error <=", "solver", "rtol", "error", "µs"), rows)
-        report["cases"][case] = {label: [dict(zip(("rtol", "error", "seconds"), p)) for p in points]
-                                 for label, points in results[case].items()}
+        report["cases"][case] = common.ladder_json(results[case])
     if ratios:
         common.print_ratios("time of numbalsoda's dop853 / time of odekit's fastest pair at the same error "
                             "(above 1: odekit faster)", ratios)
     else:
         common.print_ratios("odekit's fastest pair against its slowest at the first target (numbalsoda missing)",
-                            {case: max(pts[0][2] for pts in by.values()) / min(pts[0][2] for pts in by.values())
-                             for case, by in results.items()})
+                            common.spread_at_loosest(results))
     report["ratios"] = ratios
     if args.plot:
         plot(results, args.plot)

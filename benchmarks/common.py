@@ -163,6 +163,18 @@ def at_target(points, target):
     return None
 
 
+def ladder_json(by_solver):
+    """``{solver: [(rtol, error, seconds)]}`` as JSON: each point a dict."""
+    return {label: [dict(zip(("rtol", "error", "seconds"), p)) for p in points] for label, points in by_solver.items()}
+
+
+def spread_at_loosest(results):
+    """``{case: slowest / fastest time at the loosest rtol}`` of ``{case: {solver: points}}``: the ratios
+    a script prints when the peer it compares with is missing."""
+    return {case: max(pts[0][2] for pts in by.values()) / min(pts[0][2] for pts in by.values())
+            for case, by in results.items()}
+
+
 # --- the small stiff problems of bench_stiff and bench_floor ---------------------------------
 
 def stiff_problems(rtol=1e-6, quick=False):
