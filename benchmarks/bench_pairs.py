@@ -160,30 +160,6 @@ def solvers(sizes):
     return out
 
 
-# --- measuring -------------------------------------------------------------------------------
-
-def measure(make, fun, y0, t_end, ref, sizes, slow):
-    """``[(rtol, error, seconds)]`` over the tolerances; a solver slower than 0.5 s a run stops there."""
-    run = make(fun, y0, t_end)
-    run(sizes.rtols[0])                                                      # compiles
-    points = []
-    for rtol in sizes.rtols:
-        timing = dataclasses.replace(sizes.timing, repeats=1) if slow else sizes.timing
-        seconds, y = common.per_call(lambda: run(rtol), timing)
-        points.append((rtol, _error(y, ref), seconds))
-        if seconds > 0.5:
-            break
-    return points
-
-
-def at_target(points, target):
-    """The time of the loosest tolerance whose error meets ``target`` (and that error), or None."""
-    for rtol, error, seconds in points:
-        if error <= target:
-            return seconds, error, rtol
-    return None
-
-
 def plot(results, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -215,11 +191,12 @@ def main():
     results, ratios, report = {}, {}, {"machine": m, "quick": args.quick, "cases": {}}
     for case, (fun, y0, t_end) in cases(sizes).items():
         ref = reference(case, fun, y0, t_end)
-        results[case] = {label: measure(make, fun, y0, t_end, ref, sizes, slow=label.startswith("scipy"))
+        results[case] = {label: common.measure(make(fun, y0, t_end), sizes.rtols, sizes.timing,
+                                               lambda y: _error(y, ref), slow=label.startswith("scipy"))
                          for label, make in solvers(sizes).items()}
         rows = []
         for target in sizes.targets[case]:
-            best = {label: at_target(points, target) for label, points in results[case].items()}
+            best = {label: common.at_target(points, target) for label, points in results[case].items()}
             for label, hit in best.items():
                 rows.append((case, f"{target:.0e}", label) + ((f"{hit[2]:.1e}", f"{hit[1]:.1e}",
                                                                 f"{hit[0] * 1e6:.1f}") if hit else ("-", "-", "-")))
@@ -230,15 +207,13 @@ def main():
                 ratios[f"{case}, error {target:.0e}: numbalsoda dop853 / {label.split()[1]}"] = peer[0] / seconds
         print()
         common.print_table(("problem", "error <=", "solver", "rtol", "error", "µs"), rows)
-        report["cases"][case] = {label: [dict(zip(("rtol", "error", "seconds"), p)) for p in points]
-                                 for label, points in results[case].items()}
+        report["cases"][case] = common.ladder_json(results[case])
     if ratios:
         common.print_ratios("time of numbalsoda's dop853 / time of odekit's fastest pair at the same error "
                             "(above 1: odekit faster)", ratios)
     else:
         common.print_ratios("odekit's fastest pair against its slowest at the first target (numbalsoda missing)",
-                            {case: max(pts[0][2] for pts in by.values()) / min(pts[0][2] for pts in by.values())
-                             for case, by in results.items()})
+                            common.spread_at_loosest(results))
     report["ratios"] = ratios
     if args.plot:
         plot(results, args.plot)

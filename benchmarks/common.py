@@ -11,6 +11,7 @@ fails the tests.  Its figures mean nothing; only the full runs are measured.
 """
 
 import argparse
+import dataclasses
 import datetime
 import gc
 import importlib.metadata
@@ -133,6 +134,45 @@ def per_call(fn, timing=Timing()):
     finally:
         gc.enable()
     return best, result
+
+
+# --- work against precision: a solver over a ladder of tolerances ---------------------------
+
+def measure(run, rtols, timing, error, slow=False):
+    """``[(rtol, error, seconds)]`` of ``run(rtol)`` over ``rtols``; a solver slower than 0.5 s a run stops there.
+
+    ``run(rtol)`` returns the final state and ``error(state)`` its error.
+    The first call, at ``rtols[0]``, is a warm-up that compiles; ``slow``
+    solvers are timed once at each tolerance.
+    """
+    run(rtols[0])
+    points = []
+    for rtol in rtols:
+        seconds, y = per_call(lambda: run(rtol), dataclasses.replace(timing, repeats=1) if slow else timing)
+        points.append((rtol, error(y), seconds))
+        if seconds > 0.5:
+            break
+    return points
+
+
+def at_target(points, target):
+    """``(seconds, error, rtol)`` of the loosest tolerance in ``points`` whose error meets ``target``, or None."""
+    for rtol, error, seconds in points:
+        if error <= target:
+            return seconds, error, rtol
+    return None
+
+
+def ladder_json(by_solver):
+    """``{solver: [(rtol, error, seconds)]}`` as JSON: each point a dict."""
+    return {label: [dict(zip(("rtol", "error", "seconds"), p)) for p in points] for label, points in by_solver.items()}
+
+
+def spread_at_loosest(results):
+    """``{case: slowest / fastest time at the loosest rtol}`` of ``{case: {solver: points}}``: the ratios
+    a script prints when the peer it compares with is missing."""
+    return {case: max(pts[0][2] for pts in by.values()) / min(pts[0][2] for pts in by.values())
+            for case, by in results.items()}
 
 
 # --- the small stiff problems of bench_stiff and bench_floor ---------------------------------
