@@ -497,7 +497,7 @@ def lane_threads(lanes):
     key = (os.getpid(), lanes)
     with _THREADS_LOCK:
         if key not in _THREADS:
-            _THREADS[key] = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix="odekit-lane")
+            _THREADS[key] = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix=f"odekit-{lanes}-lanes")
         return _THREADS[key]
 
 
