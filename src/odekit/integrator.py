@@ -8,6 +8,7 @@ the end of the span with recording switched on.
 """
 
 import contextlib
+import copy
 import math
 import signal
 import threading
@@ -221,6 +222,66 @@ class Integrator:
         return starving_note(self.problem, self.method, self._kernels.rhs, self.method.second_order_only,
                              self.t, self._y.copy(), self.stats, steps, states, self.controller.kind == L.DOUBLING,
                              spread)
+
+    # --- a repeated start, copied -------------------------------------------------------
+    @classmethod
+    def _started(cls, problem, method, options):
+        """``cls(problem, method, **options)``, copied from the last such start when nothing it read has changed.
+
+        A program that solves one problem again and again (an optimizer, a
+        sweep, a benchmark) spent about 50 us a solve setting the same run up:
+        the method, the controller, the tolerances, the work arrays and the
+        kernels, each checked.  Kept per problem object, method and options
+        (:data:`STARTS_KEPT` of them): a start copies the work arrays and
+        run state as they were set up, reads ``y0`` afresh, and evaluates
+        ``f`` there again, counted as before.  Only a start that nothing can
+        have changed behind it is kept: compiled and not deferred, no events,
+        the controller from the options, scalar ``args`` and tolerances, at
+        most :data:`STARTS_SIZE` numbers in the work arrays; a problem whose
+        attributes were reassigned since is set up anew.
+        """
+        try:
+            key = (id(problem), method, tuple(options.items()))
+            kept = _STARTS.get(key)
+        except TypeError:            # an array of tolerances, events in a list: not kept
+            return cls(problem, method, **options)
+        if kept is not None and kept[0] is problem and kept[1] == _attributes(problem):
+            integ = kept[2]._copy()
+            if integ is not None:
+                return integ
+        integ = cls(problem, method, **options)
+        if integ._keepable(options):
+            if len(_STARTS) >= STARTS_KEPT:
+                del _STARTS[next(iter(_STARTS))]
+            _STARTS[key] = (problem, _attributes(problem), integ._copy(evaluate=False))
+        return integ
+
+    def _keepable(self, options):
+        k, args = self._kernels, self.problem.args
+        return (k.backend == "numba" and not k.reason and k.later is None and not self._events
+                and sum(a.size for a in self._scratch) <= STARTS_SIZE
+                and options.get("controller") is None and self.linear_solver is None
+                and all(type(a) in (float, int, bool, complex) for a in args))
+
+    def _copy(self, evaluate=True):
+        """This run as it started, with arrays of its own; with ``evaluate``, from the problem's ``y0`` as it is
+        now, ``f`` evaluated there (None if that fails: the caller sets the run up anew, and reports it)."""
+        other = copy.copy(self)
+        other._scratch = tuple(a.copy() for a in self._scratch)
+        other._fs, other._ist = self._fs.copy(), self._ist.copy()
+        other._state = RunState(other._fs, other._ist, None)
+        W = other._scratch[0]
+        other._y, other._f = W[L.Y], W[L.F]
+        other.last_events = []
+        if evaluate:
+            p, k, ist = self.problem, self._kernels, other._ist
+            other._y[:] = p.initial_state()
+            ist[L.NFEV] = 0
+            if k.deriv(k.rhs, p.args, other._fs[L.T], W, L.Y, L.F, ist, other._fs) != L.SUCCESS:
+                return None
+            if isinstance(other.controller, FixedStep) and not other.method.implicit:
+                other._warn_if_unstable()
+        return other
 
     # An Integrator compiles when it is made, not in the middle of its steps; a solve's run may
     # start on Python while the loop is not compiled (see solve), and odekit serve's page runs
@@ -718,9 +779,10 @@ class Integrator:
         status, exc = self._interruptible(t1, NO_LIMIT, recorder)
         k = self._kernels
         t_out, y_out, dense = recorder.result()
-        message = diagnosis.message(self, status, t1, exc, recorder)
         if status == L.SUCCESS:
             message = f"The solver reached t_end={t1:.6g}."
+        else:
+            message = diagnosis.message(self, status, t1, exc, recorder)
         note = self._stiffness_note(status, recorder, t_out, y_out)
         if note:
             message = f"{message.rstrip('.')}. {note}"
@@ -733,6 +795,15 @@ class Integrator:
 
 
 _NOTHING = contextlib.nullcontext()
+
+_STARTS = {}            # (problem's id, method, options) -> (problem, its attributes, the run as it started)
+STARTS_KEPT = 64        # starts kept, the oldest dropped first
+STARTS_SIZE = 2 ** 16   # numbers in the work arrays at most (0.5 MB): a start kept holds a copy of them
+
+
+def _attributes(problem):
+    """What a start read of ``problem``, by identity: an attribute reassigned since is a new start."""
+    return tuple(map(id, vars(problem).values()))
 
 
 def _finite_and_not_negative(x):

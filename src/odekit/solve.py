@@ -148,7 +148,7 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
                           max_events=max_events, max_steps=max_steps)
     if isinstance(problem, _Trivial):
         return _nothing_to_integrate(problem, method, t_eval, dense_output, **options)
-    integ = _Run(problem, method, **options) if progress is None else \
+    integ = _Run._started(problem, method, options) if progress is None else \
         _Reporting(problem, method, progress, **options)
     return integ._solve(t_eval, dense_output, save_every)
 
