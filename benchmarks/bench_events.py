@@ -28,7 +28,6 @@ Run ``python benchmarks/bench_events.py [--quick] [--json PATH]``.  A measuremen
 """
 
 import dataclasses
-import math
 import time
 
 import numpy as np
