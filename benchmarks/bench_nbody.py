@@ -157,13 +157,7 @@ def main(argv=None):
     report = {"machine": common.machine(), "quick": options.quick, "cases": []}
     common.print_header("odekit N-body benchmark: velocity_verlet against REBOUND's leapfrog",
                         report["machine"], options.quick)
-    try:
-        import rebound
-        report["machine"]["rebound"] = rebound.__version__
-        print(f"  REBOUND  {rebound.__version__}")
-    except ImportError:
-        rebound = None
-        print("  REBOUND  not installed: its runs are skipped")
+    rebound = common.rebound(report["machine"])
     rows, ratios = [], {}
     for label, prob, masses, G, h, steps in cases(sizes):
         bodies = len(masses)
