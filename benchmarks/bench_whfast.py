@@ -92,13 +92,7 @@ def main(argv=None):
     report = {"machine": common.machine(), "quick": options.quick, "t_end": sizes.t_end, "cases": []}
     common.print_header("odekit Wisdom-Holman benchmark: the outer solar system against REBOUND's WHFast",
                         report["machine"], options.quick)
-    try:
-        import rebound
-        report["machine"]["rebound"] = rebound.__version__
-        print(f"  REBOUND  {rebound.__version__}")
-    except ImportError:
-        rebound = None
-        print("  REBOUND  not installed: its runs are skipped")
+    rebound = common.rebound(report["machine"])
     prob = problems.outer_solar_system(t_end=sizes.t_end)
     odekit.solve(prob.with_span((0.0, 1000.0)), "wisdom_holman", h=100.0, backend="numba")      # compile
     odekit.solve(prob.with_span((0.0, 1000.0)), "velocity_verlet", h=100.0, backend="numba")

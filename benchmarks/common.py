@@ -77,6 +77,18 @@ def print_header(title, m, quick=False):
     print(f"  date     {m['date']}", flush=True)
 
 
+
+def rebound(m):
+    """REBOUND's module, its version noted in ``m`` and printed under the header; None (with a note) if absent."""
+    try:
+        import rebound
+    except ImportError:
+        print("  REBOUND  not installed: its runs are skipped")
+        return None
+    m["rebound"] = rebound.__version__
+    print(f"  REBOUND  {rebound.__version__}")
+    return rebound
+
 # --- timers -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

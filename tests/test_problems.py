@@ -483,6 +483,26 @@ def test_outer_solar_system_solution_keeps_its_shape_and_its_energy():
     assert sol.t[-1] / 4332.6 > 4                                     # several orbits of Jupiter
 
 
+def test_nbody_force_sums_each_pair_once_in_order_on_both_backends():
+    """The zoo's N-body force is Newton's gravity summed pair by pair, ``i < j`` in order, bit for bit
+    (compiled too): its loop may be made faster, but every solve of an N-body problem keeps its numbers."""
+    import numba
+
+    rng = np.random.default_rng(7)
+    x, gm = rng.normal(size=(9, 3)), rng.uniform(0.1, 1.0, size=9)
+    expected = np.zeros_like(x)
+    for i in range(9):
+        for j in range(i + 1, 9):
+            d = x[j] - x[i]
+            r2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
+            s = 1.0 / (r2 * math.sqrt(r2))
+            expected[i] += gm[j] * s * d
+            expected[j] -= gm[i] * s * d
+    accel = problems.outer_solar_system().accel
+    assert np.array_equal(accel(0.0, x, x, gm), expected)
+    assert np.array_equal(numba.njit(accel)(0.0, x, x, gm), expected)
+
+
 def test_bead_on_rod_comes_to_rest_at_x0_plus_v0_tau():
     prob = problems.bead_on_rod(tau=0.5, x0=2.0, v0=3.0)
     assert prob.t_span == (0.0, 2.5) and prob.velocity_dependent

@@ -315,21 +315,31 @@ _OUTER_V0 = ((0.0, 0.0, 0.0),
 
 def _nbody_accel(t, x, v, gm):
     """Newtonian gravity of ``n`` bodies; ``gm[i] = G m_i``; ``x`` is ``(n, 3)``."""
+    # Body i's sums are kept in locals while j runs (its x and G m_i too): compiled, the stores into
+    # a[j] kept them in memory, since a[i] and a[j] might be one element.  The same sums in the same
+    # order, so the same numbers.  Compiled, on a shared 2-core machine: the force of bench_nbody.py's
+    # 100 bodies took 26.3 us instead of 31.7 (6 bodies: 129 ns, not 149), a velocity_verlet step 367
+    # ns per body instead of 419.
     n = x.shape[0]
     a = np.zeros(x.shape)
     for i in range(n):
+        xi0, xi1, xi2, gmi = x[i, 0], x[i, 1], x[i, 2], gm[i]
+        ai0, ai1, ai2 = a[i, 0], a[i, 1], a[i, 2]
         for j in range(i + 1, n):
-            d0 = x[j, 0] - x[i, 0]
-            d1 = x[j, 1] - x[i, 1]
-            d2 = x[j, 2] - x[i, 2]
+            d0 = x[j, 0] - xi0
+            d1 = x[j, 1] - xi1
+            d2 = x[j, 2] - xi2
             r2 = d0 * d0 + d1 * d1 + d2 * d2
             s = 1.0 / (r2 * math.sqrt(r2))
-            a[i, 0] += gm[j] * s * d0
-            a[i, 1] += gm[j] * s * d1
-            a[i, 2] += gm[j] * s * d2
-            a[j, 0] -= gm[i] * s * d0
-            a[j, 1] -= gm[i] * s * d1
-            a[j, 2] -= gm[i] * s * d2
+            sj = gm[j] * s
+            si = gmi * s
+            ai0 += sj * d0
+            ai1 += sj * d1
+            ai2 += sj * d2
+            a[j, 0] -= si * d0
+            a[j, 1] -= si * d1
+            a[j, 2] -= si * d2
+        a[i, 0], a[i, 1], a[i, 2] = ai0, ai1, ai2
     return a
 
 
