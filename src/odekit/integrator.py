@@ -231,10 +231,12 @@ class Integrator:
         A program that solves one problem again and again (an optimizer, a
         sweep, a benchmark) spent about 50 us a solve setting the same run up:
         the method, the controller, the tolerances, the work arrays and the
-        kernels, each checked.  Kept per problem object, method and options
-        (:data:`STARTS_KEPT` of them): a start copies the work arrays and
-        run state as they were set up, reads ``y0`` afresh, and evaluates
-        ``f`` there again, counted as before.  Only a start that nothing can
+        kernels, each checked.  Kept from the second start of a problem
+        object, method and options on (:data:`STARTS_KEPT` of them; a loop
+        over new problems would pay for keeping starts it never copies: 20
+        us a solve): a start copies the work arrays and run state as they
+        were set up, reads ``y0`` afresh, and evaluates ``f`` there again,
+        counted as before.  Only a start that nothing can
         have changed behind it is kept: compiled and not deferred, no events,
         the controller from the options, scalar ``args`` and tolerances, at
         most :data:`STARTS_SIZE` numbers in the work arrays; a problem whose
@@ -245,14 +247,17 @@ class Integrator:
             kept = _STARTS.get(key)
         except TypeError:            # an array of tolerances, events in a list: not kept
             return cls(problem, method, **options)
-        if kept is not None and kept[0] is problem and kept[1] == _attributes(problem):
+        again = kept is not None and kept[0] is problem
+        if again and kept[2] is not None and kept[1] == _attributes(problem):
             integ = kept[2]._copy()
             if integ is not None:
                 return integ
         integ = cls(problem, method, **options)
-        if integ._keepable(options):
+        if not again:                   # the first start is noted, the second kept
             if len(_STARTS) >= STARTS_KEPT:
                 del _STARTS[next(iter(_STARTS))]
+            _STARTS[key] = (problem, None, None)
+        elif integ._keepable(options):
             _STARTS[key] = (problem, _attributes(problem), integ._copy(evaluate=False))
         return integ
 
@@ -796,7 +801,8 @@ class Integrator:
 
 _NOTHING = contextlib.nullcontext()
 
-_STARTS = {}            # (problem's id, method, options) -> (problem, its attributes, the run as it started)
+_STARTS = {}            # (problem's id, method, options) -> (problem, its attributes, the run as it started),
+                        # or (problem, None, None) after its first start
 STARTS_KEPT = 64        # starts kept, the oldest dropped first
 STARTS_SIZE = 2 ** 16   # numbers in the work arrays at most (0.5 MB): a start kept holds a copy of them
 
