@@ -24,8 +24,9 @@ with an empty cache without touching the user's.  Warm means the same copy
 run again, with what its cold run cached.  Each family and the shootout get their own copy, so no run
 inherits another's kernels.
 
-Run ``python benchmarks/bench_startup.py [--quick] [--json PATH]``: 5-20
-minutes, mostly Numba compiling; keep the machine otherwise idle.
+Run ``python benchmarks/bench_startup.py [--quick] [--fixed] [--json PATH]``:
+5-20 minutes, mostly Numba compiling; keep the machine otherwise idle.
+``--fixed`` measures the fixed costs alone (a minute).
 ``--quick`` runs the first family and a tiny shootout on the Python backend
 (nothing compiled): it checks the script, not the figures.
 """
@@ -170,9 +171,9 @@ def tasks(quick):
     return [*list(FAMILIES)[:1 if quick else None], "shootout"]
 
 
-def measure(backend, quick, tmp):
+def measure(backend, quick, tmp, fixed_only=False):
     report = {}
-    for task in tasks(quick):
+    for task in [] if fixed_only else tasks(quick):
         report[task] = cold_and_warm(task, backend, quick, tmp)
         print(f"  {task} done", flush=True)
     folder = pathlib.Path(tempfile.mkdtemp(prefix="fixed-", dir=tmp))
@@ -201,6 +202,13 @@ def print_report(report, quick):
           "(first: backend='auto' on a fresh install; cold: 'numba', compiling; warm: 'numba', cached)")
     common.print_table(("", "first solve of", "", "wall: import", "solve", "process", "CPU: import", "solve",
                         "process"), rows, "lll" + "r" * 6)
+    print_fixed(report)
+    common.print_ratios("cold / warm CPU time: the first time on a machine against every later time", ratios)
+
+
+def print_fixed(report):
+    import common
+
     fixed = report["fixed"]
     print(f"\nFixed costs, warm (best of {fixed['repeats']} timeit-style batches; {fixed['backend']} backend)")
     common.print_table(("", "wall us", "CPU us"), [
@@ -208,7 +216,6 @@ def print_report(report, quick):
             ("odekit.solve(kepler over one step, 'dp54')", "dp54_solve"),
             (f"odekit.solve(kepler over one step, 'rk4', h={H})", "rk4_solve"),
             (f"Integrator(kepler, 'rk4', h={H}).step()", "integrator_step"))])
-    common.print_ratios("cold / warm CPU time: the first time on a machine against every later time", ratios)
 
 
 def unmeasured_families():
@@ -221,14 +228,19 @@ def unmeasured_families():
 def main(argv=None):
     import common
 
-    options = common.parser(__doc__).parse_args(argv)
+    parser = common.parser(__doc__)
+    parser.add_argument("--fixed", action="store_true", help="only the fixed costs of a call, warm (a minute)")
+    options = parser.parse_args(argv)
     backend = "python" if options.quick else "numba"
     report = {"machine": common.machine(), "quick": options.quick, "backend": backend}
     common.print_header("odekit start-up benchmark: first solves with an empty Numba cache and a warm one",
                         report["machine"], options.quick)
     with tempfile.TemporaryDirectory(prefix="odekit-startup-") as tmp:
-        report.update(measure(backend, options.quick, pathlib.Path(tmp)))
-    print_report(report, options.quick)
+        report.update(measure(backend, options.quick, pathlib.Path(tmp), options.fixed))
+    if options.fixed:
+        print_fixed(report)
+    else:
+        print_report(report, options.quick)
     missing = unmeasured_families()
     if missing:
         print(f"\nnote: families not measured (add them to FAMILIES): {', '.join(missing)}")
