@@ -5,7 +5,8 @@ beta 8/3) from random initial states around the attractor, to t = 1, each
 run keeping its final state.  Every solver gets the same right-hand side,
 written in place in its own convention:
 
-* odekit's ``ensemble`` on one and two threads (Dormand--Prince ``dp54``),
+* odekit's ``ensemble`` on one and two threads, with each of its explicit
+  pairs in :data:`METHODS` (the fastest at the matched error is compared),
   and through a Dask ``LocalCluster`` of two worker processes;
 * a Python loop of ``odekit.solve`` and one of SciPy's ``solve_ivp``
   (``RK45``), timed on a sample and counted per trajectory;
@@ -72,7 +73,7 @@ def median_error(final, reference):
 
 # --- the solvers: each run(y0, rtol) -> final states ------------------------------------------
 
-METHODS = ("dp54", "tsit5", "dop853", "vern7")      # odekit's explicit pairs; the fastest at the error is compared
+METHODS = ("dp54", "tsit5", "dop853", "vern7", "vern8", "vern9")   # the fastest at the error is compared
 DASK_METHOD = "dop853"
 
 
