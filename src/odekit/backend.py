@@ -443,9 +443,9 @@ def _deferred(problem, family, kernel_data, events, sizes, background=False):
     except Exception:       # noqa: BLE001 - Numba's own errors come again, and are reported, when it compiles
         return None
     key = (family, args_type, dtype, bool(events))
-    later = Deferred(key, functools.partial(_compiled, problem, family, kernel_data, False, events, sizes, "auto"))
     if key in _KERNELS:
         return None
+    later = Deferred(key, functools.partial(_compiled, problem, family, kernel_data, False, events, sizes, "auto"))
     if key in _BACKGROUND:
         return None if _BACKGROUND[key].done() else later
     if (key in _SPENT and not background
