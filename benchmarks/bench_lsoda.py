@@ -287,12 +287,8 @@ def main():
         ratios.update(at_targets(case, results[case.label]))
     report = {"machine": m, "quick": args.quick, "issue_rows": issue_rows(makers, sizes.timing),
               "cases": {case: common.ladder_json(by_solver) for case, by_solver in results.items()}}
-    if ratios:
-        common.print_ratios("time of numbalsoda's lsoda / time of odekit's fastest method at the same error "
-                            "(above 1: odekit faster)", ratios)
-    else:
-        common.print_ratios("odekit's slowest method / its fastest at the loosest rtol (numbalsoda missing)",
-                            common.spread_at_loosest(results))
+    common.print_peer_ratios(ratios, results, "time of numbalsoda's lsoda / time of odekit's fastest method at "
+                             "the same error (above 1: odekit faster)", "method")
     report["ratios"] = ratios
     common.write_json(args.json, report)
 

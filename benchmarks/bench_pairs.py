@@ -208,12 +208,8 @@ def main():
         print()
         common.print_table(("problem", "error <=", "solver", "rtol", "error", "µs"), rows)
         report["cases"][case] = common.ladder_json(results[case])
-    if ratios:
-        common.print_ratios("time of numbalsoda's dop853 / time of odekit's fastest pair at the same error "
-                            "(above 1: odekit faster)", ratios)
-    else:
-        common.print_ratios("odekit's fastest pair against its slowest at the first target (numbalsoda missing)",
-                            common.spread_at_loosest(results))
+    common.print_peer_ratios(ratios, results, "time of numbalsoda's dop853 / time of odekit's fastest pair at "
+                             "the same error (above 1: odekit faster)", "pair")
     report["ratios"] = ratios
     if args.plot:
         plot(results, args.plot)

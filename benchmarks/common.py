@@ -180,11 +180,16 @@ def ladder_json(by_solver):
     return {label: [dict(zip(("rtol", "error", "seconds"), p)) for p in points] for label, points in by_solver.items()}
 
 
-def spread_at_loosest(results):
-    """``{case: slowest / fastest time at the loosest rtol}`` of ``{case: {solver: points}}``: the ratios
-    a script prints when the peer it compares with is missing."""
-    return {case: max(pts[0][2] for pts in by.values()) / min(pts[0][2] for pts in by.values())
-            for case, by in results.items()}
+def print_peer_ratios(ratios, results, title, ours):
+    """Print ``ratios`` against a peer under ``title``; without them (the peer is not installed), the spread
+    of ``ours`` (odekit's methods) in ``results``, ``{case: {solver: points}}``: slowest over fastest time
+    at the loosest rtol, so that a run without the peer still prints ratios."""
+    if ratios:
+        print_ratios(title, ratios)
+        return
+    spread = {case: max(pts[0][2] for pts in by.values()) / min(pts[0][2] for pts in by.values())
+              for case, by in results.items()}
+    print_ratios(f"odekit's slowest {ours} / its fastest at the loosest rtol (numbalsoda missing)", spread)
 
 
 # --- the small stiff problems of bench_stiff and bench_floor ---------------------------------
