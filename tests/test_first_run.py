@@ -136,3 +136,26 @@ def test_warmup_skips_a_family_that_runs_no_plain_problem_and_names_unknown_ones
                      "second-order problem (it compiles on its first run)"]
     with pytest.raises(ValueError, match=r"families must be among .*explicit_rk.*; got 'rk4'"):
         warmup(["rk4"])
+
+
+def test_two_processes_saving_kernels_of_one_source_at_once_never_cross_their_code(tmp_path):
+    """Every family's loop is one source, so their kernels share one index in the cache.  Numba named a
+    new data file by the first number free in the index as the process had read it: two processes that
+    read it before either wrote took the same name, and the index one kept could name the code the other
+    wrote (a step() of dp54 ran the implicit Runge-Kutta loop).  Interleaved here as two such processes
+    can be: both read an empty index, the first writes its index and the second its own, then the data
+    files in the other order."""
+    from odekit.kernels import jit
+
+    files = [jit._KeyedCacheFile(str(tmp_path), "loop", "stamp") for _ in range(2)]
+    writes = []
+    for f in files:
+        f._load_index = lambda: {}                                          # both read it before either wrote
+        f._save_data = lambda name, data, f=f: writes.append((f, name, data))   # held back, written below
+    files[0].save(("explicit",), "code of the explicit loop")
+    files[1].save(("implicit",), "code of the implicit loop")
+    for f, name, data in reversed(writes):
+        type(f)._save_data(f, name, data)
+    reader = jit._KeyedCacheFile(str(tmp_path), "loop", "stamp")
+    assert reader.load(("explicit",)) in (None, "code of the explicit loop")       # lost at worst, never crossed
+    assert reader.load(("implicit",)) == "code of the implicit loop"

@@ -336,6 +336,28 @@ def _described(value):
     return value
 
 
+class _KeyedCacheFile(caching.IndexDataCacheFile):
+    """Numba's index and data files, each data file named by its key rather than by a count.
+
+    Numba names a new entry's data file by the first number its index does
+    not use yet, as the process read the index.  Two processes compiling at
+    once (pytest's workers, Dask's) read the same index, took the same
+    number, and the index one of them kept could name the code the other
+    wrote: a loop of odekit's is one source compiled for every family, so
+    its kernels share one index, and a step() of dp54 ran the implicit
+    Runge-Kutta loop (the same states, its Jacobians counted).  Named by the
+    key, a file holds that key's code or none; an entry the other process's
+    index overwrote is only compiled again.
+    """
+
+    def save(self, key, data):
+        name = f"{self._index_name[:-len('.nbi')]}.{hashlib.sha256(repr(key).encode()).hexdigest()[:24]}.nbc"
+        self._save_data(name, data)             # before the index names it
+        overloads = self._load_index()
+        overloads[key] = name
+        self._save_index(overloads)
+
+
 class _KernelCache(caching.FunctionCache):
     """Numba's cache of a kernel, keyed by the dispatchers its closure holds as they compile, not as they pickle.
 
@@ -343,8 +365,14 @@ class _KernelCache(caching.FunctionCache):
     dispatcher pickles with a random UUID, and its signatures' types pickle
     differently in another process.  An ensemble's chunk loop, which closes
     over its family's compiled loop, was never found again: 2.3 s to compile
-    in each process, and in each Dask worker.
+    in each process, and in each Dask worker.  Its files are
+    :class:`_KeyedCacheFile`: safe when processes compile at once.
     """
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = _KeyedCacheFile(self._cache_path, self._impl.filename_base,
+                                           self._impl.locator.get_source_stamp())
 
     def _index_key(self, sig, codegen):
         closure = self._py_func.__closure__ or ()
@@ -445,9 +473,13 @@ class Bundle(structref.StructRefProxy):
 structref.define_proxy(Bundle, BundleType, ["fns", "data", "state", "scratch", "out"])
 
 
-@numba.njit(cache=CACHE, **OPTIONS)
-def _bundle(fns, data, state, scratch, out):
+def _bundling(fns, data, state, scratch, out):
     return Bundle(fns, data, state, scratch, out)
+
+
+_bundle = numba.njit(cache=CACHE, **OPTIONS)(_bundling)     # one per structure of bundles, on disk as kernels are
+if CACHE:
+    _bundle._cache = _KernelCache(_bundling)
 
 
 def _unbundling(drive):
