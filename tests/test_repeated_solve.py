@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import odekit
-from odekit import integrator
+from odekit import integrator, rerun
 from odekit.integrator import Integrator
 
 
@@ -17,6 +17,7 @@ def _decay(t, y, k):
 def fresh_solve(problem, method, **options):
     """solve() with nothing kept from an earlier start."""
     integrator._STARTS.clear()
+    rerun._RERUNS.clear()
     return odekit.solve(problem, method, **options)
 
 
@@ -101,3 +102,108 @@ def test_a_started_integrator_is_its_own():
     one.step(10)
     assert two.t == 0.0 and two.stats.naccepted == 0
     np.testing.assert_array_equal(two.y, problem.initial_state().reshape(two.y.shape))
+
+
+# --- from the third solve on: one compiled call (odekit.rerun) ------------------------------
+
+def _rerun_of(problem):
+    (found,) = [r for r in rerun._RERUNS.values() if r.problem is problem]
+    return found
+
+
+def _spring(t, x, v, k):
+    return -k * x
+
+
+@pytest.mark.parametrize("method,options", [
+    ("dp54", dict()), ("dp54", dict(t_eval=[0.0, 0.25, 1.0])), ("dp54", dict(t_eval=np.linspace(0.1, 1.0, 7))),
+    ("dp54", dict(save_every=3)), ("rk4", dict(h=0.01, save_every=7)), ("radau5", dict(rtol=1e-7)),
+    ("bdf", dict(t_eval=[0.5, 1.0]))])
+def test_a_solve_again_runs_in_one_call_to_the_numbers_of_a_first_solve(method, options):
+    problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(3.0,))
+    first = fresh_solve(problem, method, **options)
+    kept(problem, method, **options)
+    plan = _rerun_of(problem)
+    before = plan.runs
+    for k in range(3):
+        assert_same(odekit.solve(problem, method, **options), first)
+        assert plan.runs == before + k + 1
+    # the last row of a thinned run is the state at t_end, as a first solve keeps it
+    assert first.t[-1] == 1.0
+
+
+def test_a_second_order_problem_is_solved_again_in_one_call_with_its_shape():
+    problem = odekit.SecondOrderProblem(_spring, (0.0, 2.0), np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]),
+                                        args=(4.0,))
+    first = fresh_solve(problem, "velocity_verlet", h=0.01)
+    kept(problem, "velocity_verlet", h=0.01)
+    before = _rerun_of(problem).runs
+    again = odekit.solve(problem, "velocity_verlet", h=0.01)
+    assert _rerun_of(problem).runs == before + 1 and again.y.shape == (201, 2, 1, 2)
+    assert_same(again, first)
+
+
+def test_a_run_longer_than_the_call_goes_on_where_it_left_off():
+    # more steps than the first slice and rows than the first buffer: handed to an Integrator, which
+    # goes on; the stiffness of its steps judged as a first solve's are
+    problem = odekit.problems.lorenz(t_end=30.0)
+    first = fresh_solve(problem, "dp54", rtol=1e-9)
+    assert first.stats.naccepted > integrator.FIRST_SLICE
+    kept(problem, "dp54", rtol=1e-9)
+    before = _rerun_of(problem).runs
+    assert_same(odekit.solve(problem, "dp54", rtol=1e-9), first)
+    assert _rerun_of(problem).runs == before + 1
+
+
+def test_a_stiff_run_solved_again_says_it_starved_as_a_first_one():
+    problem = odekit.problems.robertson(t_end=10.0)
+    first = fresh_solve(problem, "dp54", max_steps=3000)
+    assert first.status == odekit.Status.MAX_STEPS and "looks stiff" in first.message
+    kept(problem, "dp54", max_steps=3000)
+    assert_same(odekit.solve(problem, "dp54", max_steps=3000), first)
+
+
+def test_a_run_that_fails_solved_again_fails_as_a_first_one():
+    blowup = odekit.ODEProblem(lambda t, y: y * y, (0.0, 2.0), [1.0])      # y = 1 / (1 - t): infinite at t = 1
+    first = fresh_solve(blowup, "dp54")
+    assert not first.success
+    kept(blowup, "dp54")
+    assert_same(odekit.solve(blowup, "dp54"), first)
+    short = odekit.ODEProblem(_decay, (0.0, 10.0), [1.0], args=(1.0,))
+    first = fresh_solve(short, "dp54", max_steps=5)
+    kept(short, "dp54", max_steps=5)
+    assert_same(odekit.solve(short, "dp54", max_steps=5), first)
+    assert first.status == odekit.Status.MAX_STEPS
+
+
+def test_an_argument_of_another_type_is_checked_as_in_a_first_solve():
+    problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0], args=(0.5,))
+    kept(problem, "dp54", save_every=2)
+    with pytest.raises((TypeError, ValueError), match="save_every"):
+        odekit.solve(problem, "dp54", save_every=2.0)
+
+
+def test_a_fixed_step_from_a_state_changed_in_place_is_judged_and_run_from_it():
+    problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0], args=(5.0,))
+    kept(problem, "rk4", h=0.1)
+    problem.y0[:] = 2.0
+    again = odekit.solve(problem, "rk4", h=0.1)
+    assert_same(again, fresh_solve(odekit.ODEProblem(_decay, (0.0, 1.0), [2.0], args=(5.0,)), "rk4", h=0.1))
+
+
+def test_a_ctrl_c_during_the_call_raises_interrupted_with_what_it_computed():
+    problem = odekit.problems.lorenz(t_end=30.0)
+    first = fresh_solve(problem, "dp54", rtol=1e-9)
+    kept(problem, "dp54", rtol=1e-9)
+    plan = _rerun_of(problem)
+    call, records, lane = plan._lane or plan._new_lane()       # (the last run took its lane on)
+
+    def pressed(y0):               # Python raises a Ctrl-C as the compiled call returns
+        call(y0)
+        raise KeyboardInterrupt
+    plan._lane = (pressed, records, lane)
+    with pytest.raises(odekit.Interrupted) as stop:
+        odekit.solve(problem, "dp54", rtol=1e-9)
+    part = stop.value.solution
+    assert part.status == odekit.Status.INTERRUPTED and 1 < part.t.size < first.t.size
+    np.testing.assert_array_equal(part.y, first.y[:part.t.size])        # the first slice's steps, as they were

@@ -20,7 +20,6 @@ compiled loop on every chunk it receives.
 from collections.abc import Mapping
 import concurrent.futures
 import copy
-import functools
 import hashlib
 import inspect
 import os
@@ -344,9 +343,9 @@ class Runner:
         self.backend, self.reason = k.backend, k.reason
         self.events = bool(proto._events)
         compiled = k.backend == "numba"
-        drive, deriv = (k.drive.dispatcher, k.deriv.dispatcher) if compiled else (k.drive, k.deriv)
+        self._family_loop = (k.drive.first_class, k.deriv.first_class) if compiled else (k.drive, k.deriv)
         fresh = freshener(tuple(a.ndim for a in proto._scratch), self.events)
-        loop = _chunk_loop(drive, deriv, picker(spec.stacked), fresh, self.events)
+        loop = make_chunk(picker(spec.stacked), fresh, self.events)
         self.fs0, self.ist0 = self._templates()
         self.blank = no_output(proto._y.dtype)
         self.log_rows = 2 * proto._state.ev.spec.shape[0] + 2 if self.events else 0
@@ -451,7 +450,8 @@ class Runner:
 
     def chunk(self, rows, records, lane, lo, hi, stop):
         """Run trajectories ``lo`` to ``hi`` of ``rows`` in ``lane``; return where it stopped."""
-        args = (self.proto._fns, self.proto._method_data, rows, records, lane, self.blank, lo, hi, stop)
+        args = (self.proto._fns, self.proto._method_data, rows, records, lane, self.blank, lo, hi, stop,
+                *self._family_loop)
         if self._chunk is None:       # (made before any lane starts: see _run_lanes)
             self._chunk = _compiled_chunk(self._loop, args, self._cached) if self._compiled else self._loop
         return self._chunk(*args)
@@ -499,10 +499,6 @@ def lane_threads(lanes):
         if key not in _THREADS:
             _THREADS[key] = concurrent.futures.ThreadPoolExecutor(lanes, thread_name_prefix=f"odekit-{lanes}-lanes")
         return _THREADS[key]
-
-
-# the chunk loop of one family loop and structure of args, made once (so that Numba compiles it once)
-_chunk_loop = functools.lru_cache(maxsize=None)(make_chunk)
 
 
 def _compiled_chunk(loop, sample, cache):

@@ -237,6 +237,10 @@ class ODEProblem:
         """The flat state vector the kernels integrate."""
         return self.y0.ravel().copy()
 
+    def state_view(self):
+        """:meth:`initial_state` without a copy where there need be none: to be read at once, not kept."""
+        return self.y0.ravel()
+
     def unflatten(self, Y):
         """Rows of flat states -> trajectory shaped ``(m, *shape)``."""
         return Y.reshape((Y.shape[0],) + self.shape)
@@ -410,6 +414,8 @@ class SecondOrderProblem:
 
     def initial_state(self):
         return np.concatenate([self.x0.ravel(), self.v0.ravel()])
+
+    state_view = initial_state
 
     def unflatten(self, Y):
         """Rows of flat ``[x, v]`` -> trajectory shaped ``(m, 2, *shape)``."""

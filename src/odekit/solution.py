@@ -60,9 +60,21 @@ class Stats:
 
     @classmethod
     def from_state(cls, ist):
-        return cls(nfev=int(ist[layout.NFEV]), njev=int(ist[layout.NJEV]), nlu=int(ist[layout.NLU]),
-                   nsteps=int(ist[layout.NACCEPT] + ist[layout.NREJECT]),
-                   naccepted=int(ist[layout.NACCEPT]), nrejected=int(ist[layout.NREJECT]))
+        return cls.of(int(ist[layout.NFEV]), int(ist[layout.NJEV]), int(ist[layout.NLU]), int(ist[layout.NACCEPT]),
+                      int(ist[layout.NREJECT]))
+
+    @classmethod
+    def of(cls, nfev, njev, nlu, naccepted, nrejected):
+        """The counts of a run, its steps those accepted and rejected.
+
+        Built without the frozen dataclass's ``__init__``, which sets each
+        field through ``object.__setattr__``: 0.9 us, a tenth of a repeated
+        small solve, against 0.3.
+        """
+        stats = object.__new__(cls)
+        stats.__dict__.update(nfev=nfev, njev=njev, nlu=nlu, nsteps=naccepted + nrejected, naccepted=naccepted,
+                              nrejected=nrejected)
+        return stats
 
     def as_dict(self):
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -154,7 +166,7 @@ class Solution:
         self.t = t
         self.y = y
         self.stats = stats
-        self.status = Status(status)
+        self.status = status if status.__class__ is Status else Status(status)
         self.message = message
         self.backend = backend
         self.backend_reason = backend_reason

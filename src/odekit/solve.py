@@ -1,12 +1,13 @@
 """``solve`` and ``solve_ivp``: integrate a problem over its whole span."""
 
 import dataclasses
+import functools
 import math
 import time
 
 import numpy as np
 
-from . import checks, sparse as _sparse
+from . import checks, rerun, sparse as _sparse
 from .backend import BACKENDS
 from .controllers import FixedStep
 from .events import SAMPLES
@@ -130,7 +131,26 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         ``Status.INTERRUPTED``).  On the Python backend a Ctrl-C in the
         first slice of a run (its first thousand steps or so), or a second
         one, raises a plain ``KeyboardInterrupt`` at once.
+
+    Notes
+    -----
+    A problem solved again -- the same problem object, method and options,
+    its attributes not reassigned -- is not set up again: from the third
+    such solve on (the second keeps its start), one compiled call restores
+    the run as it started, reads ``y0`` afresh, evaluates ``f`` there and
+    runs the loop (:mod:`odekit.rerun`), with the numbers of a first solve,
+    bit for bit.  Not with ``progress``, ``events``, a ``controller``
+    object, ``dense_output`` or arrays of tolerances.
     """
+    solve_key = None
+    if progress is None and events is None and controller is None and step_control is None and \
+            dense_output is False:
+        # solved again with the same arguments: one compiled call (see odekit.rerun)
+        solve_key = rerun.key(problem, method, t_eval, backend, linear_solver, (h, rtol, atol, adaptive, save_every,
+                                                                             max_steps, event_samples, max_events))
+        sol = rerun.rerun(solve_key, problem)
+        if sol is not None:
+            return sol
     if step_control is not None:
         return _reversible(problem, method, step_control, h, max_steps, save_every, backend,
                            dict(adaptive=(adaptive, None), controller=(controller, None), t_eval=(t_eval, None),
@@ -148,9 +168,11 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
                           max_events=max_events, max_steps=max_steps)
     if isinstance(problem, _Trivial):
         return _nothing_to_integrate(problem, method, t_eval, dense_output, **options)
-    integ = _Run._started(problem, method, options) if progress is None else \
-        _Reporting(problem, method, progress, **options)
-    return integ._solve(t_eval, dense_output, save_every)
+    if progress is not None:
+        return _Reporting(problem, method, progress, **options)._solve(t_eval, dense_output, save_every)
+    kept = None if solve_key is None else functools.partial(rerun.keep, solve_key, t_eval=t_eval,
+                                                            save_every=save_every)
+    return _Run._started(problem, method, options, kept)._solve(t_eval, dense_output, save_every)
 
 
 def _reversible(problem, method, step_control, h, max_steps, save_every, backend, others):

@@ -84,9 +84,11 @@ def _run(family, args):
 
 
 def _solve_and_step(problem, method, options):
-    """What a first solve compiles, and what a first :meth:`Integrator.step` adds (its one-argument call)."""
+    """What a first solve compiles, what a second adds (the one call that runs a solve again, see
+    :mod:`odekit.rerun`), and what a first :meth:`Integrator.step` adds (its one-argument call)."""
     from .integrator import Integrator
     from .solve import solve
 
-    solve(problem, method, backend="numba", **options)
+    for _ in range(2):
+        solve(problem, method, backend="numba", **options)
     Integrator(problem, method, backend="numba", **options).step()

@@ -363,10 +363,12 @@ class _KernelCache(caching.FunctionCache):
 
     Numba keys a cached closure by the pickled values it closes over; a
     dispatcher pickles with a random UUID, and its signatures' types pickle
-    differently in another process.  An ensemble's chunk loop, which closes
+    differently in another process.  An ensemble's chunk loop, when it closed
     over its family's compiled loop, was never found again: 2.3 s to compile
-    in each process, and in each Dask worker.  Its files are
-    :class:`_KeyedCacheFile`: safe when processes compile at once.
+    in each process, and in each Dask worker (odekit's kernels now take such
+    loops as first-class functions; a user's may still close over them).
+    Its files are :class:`_KeyedCacheFile`: safe when processes compile at
+    once.
     """
 
     def __init__(self, py_func):
@@ -431,11 +433,16 @@ class Kernel:
     def __call__(self, *args):
         return self._entry(*args)
 
+    @functools.cached_property
+    def first_class(self):
+        """This kernel as a :class:`FirstClass` function: passed to compiled code, called through its address."""
+        return FirstClass(self.dispatcher)
 
-def chunk_kernel(fn, sample, cache):
+
+def chunk_kernel(fn, sample, cache, announce=None):
     """An ensemble's chunk loop ``fn`` (see :mod:`.ensemble`), compiled without the GIL for the types of the
-    arguments ``sample``; kept on disk with ``cache`` (a loop of odekit's families), keyed by the family
-    loop it calls, which it links rather than compiling it again.
+    arguments ``sample``; kept on disk with ``cache`` (a loop of odekit's families); ``announce()``, if
+    given, called before it is compiled rather than loaded.
 
     Found again by the arguments' structure (:func:`_structure`): typing them
     took 0.8 ms an ensemble, 2% of 10,000 Lorenz trajectories on two threads.
@@ -443,25 +450,28 @@ def chunk_kernel(fn, sample, cache):
     key = (fn, cache, _structure(sample))
     found = _CHUNKS.get(key)
     if found is None:
-        found = _CHUNKS[key] = kernel(fn, types.int64(*(typeof(a) for a in sample)), cache=cache, nogil=True)
+        signature = types.int64(*(typeof(a) for a in sample))
+        if announce is not None and not (cache and on_disk(fn, signature)):
+            announce()
+        found = _CHUNKS[key] = kernel(fn, signature, cache=cache, nogil=True)
     return found
 
 
 _CHUNKS = {}
 
 
-# --- one argument for step(): the loop's bundles in a StructRef ---------------------------
+# --- one argument for a call from Python: a kernel's arguments in a StructRef ---------------
 
 @structref.register
 class BundleType(types.StructRef):
-    """The Numba type of a :class:`Bundle`: a StructRef of the five bundles a family loop takes."""
+    """The Numba type of a :class:`Bundle`: a StructRef holding a kernel's arguments as one tuple."""
 
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
 
 class Bundle(structref.StructRefProxy):
-    """A family loop's five bundles -- functions, method data, run state, work arrays, output -- as one object.
+    """A kernel's arguments -- a family loop's five bundles, say -- as one object.
 
     Numba unboxes a StructRef as one pointer, where the bundles' tuples are
     unboxed array by array on every call: 2.0 us for the twenty arrays of an
@@ -470,40 +480,49 @@ class Bundle(structref.StructRefProxy):
     """
 
 
-structref.define_proxy(Bundle, BundleType, ["fns", "data", "state", "scratch", "out"])
+structref.define_proxy(Bundle, BundleType, ["args"])
 
 
-def _bundling(fns, data, state, scratch, out):
-    return Bundle(fns, data, state, scratch, out)
+def _bundling(*args):
+    return Bundle(args)
 
 
-_bundle = numba.njit(cache=CACHE, **OPTIONS)(_bundling)     # one per structure of bundles, on disk as kernels are
+_bundle = numba.njit(cache=CACHE, **OPTIONS)(_bundling)     # one per structure of arguments, on disk as kernels are
 if CACHE:
     _bundle._cache = _KernelCache(_bundling)
 
 
-def _unbundling(drive):
-    def run(bundle):
-        return drive(bundle.fns, bundle.data, bundle.state, bundle.scratch, bundle.out)
-    return run
+def _unbundling(bundle):
+    """The call of a bundle's kernel (its last argument) on the others."""
+    arguments = bundle.args
+    return arguments[-1](*arguments[:-1])
 
 
-def bundled(loop, bundles, cache, announce):
-    """``call()``: the compiled family loop ``loop`` (a :class:`Kernel`) on ``bundles``, passed as one
-    :class:`Bundle`; compiled once per loop and structure of bundles, kept on disk with ``cache``, and
-    ``announce()`` called before it is compiled rather than loaded.
+def bundled(loop, arguments, cache, announce, wrap=_unbundling, extra=()):
+    """``call(*extra)``: the compiled kernel ``loop`` (a :class:`Kernel`) on ``arguments``, passed as one
+    :class:`Bundle`; ``announce()`` called before anything is compiled rather than loaded from the disk
+    cache (with ``cache``).
 
-    For :meth:`odekit.Integrator.step` in a game loop, where the call itself
-    -- Numba unboxing each array of the bundles -- was most of a step's cost.
+    For calls from Python so short that Numba unboxing each array of the
+    arguments was most of their cost: :meth:`odekit.Integrator.step` in a
+    game loop, a repeated :func:`odekit.solve`.  ``wrap(bundle, *extra)`` is
+    the function compiled (once per structure of arguments): by default one
+    that returns what ``loop`` does.  The bundle's last argument is then
+    ``loop`` itself, as a first-class function: the wrapper calls it
+    through its address rather than linking its code, which Numba would
+    generate again for the wrapper (2.7 s to compile a family loop's
+    wrapper, against 1.5).  (Last: a tuple that starts with a function is
+    typed by Numba's experimental unification of functions, which warns.)
     """
-    key = (loop, _structure(bundles))
+    arguments = tuple(arguments) + (loop.first_class,)
+    key = (wrap, _structure(arguments), _structure(extra))
     run = _BUNDLED.get(key)
-    one = _bundle(*bundles)
+    one = _bundle(*arguments)
     if run is None:
-        fn, signature = _unbundling(loop.dispatcher), types.int64(typeof(one))
-        if not (cache and on_disk(fn, signature)):
+        signature = (typeof(one),) + tuple(typeof(x) for x in extra)
+        if not (cache and on_disk(wrap, signature)):
             announce()
-        run = _BUNDLED[key] = kernel(fn, signature, cache=cache)
+        run = _BUNDLED[key] = kernel(wrap, signature, cache=cache)
     return functools.partial(run._entry, one)
 
 

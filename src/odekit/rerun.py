@@ -1,0 +1,197 @@
+"""A solve repeated with the same problem, method and options, run by one compiled call.
+
+An optimizer, a sweep or a benchmark solves one problem thousands of times.
+Set up in Python, every such solve paid about 36 us before its first step
+(checks, work arrays, tolerances, recording, a :class:`~odekit.Solution`);
+numbalsoda's whole call costs 2 us.  From the third such solve on (see
+:meth:`odekit.Integrator._started`), :func:`odekit.solve` hands the run to a
+:class:`Rerun`: the loop over an ensemble's trajectories (:func:`odekit.kernels.
+ensemble.make_chunk`), run for one trajectory -- the work arrays and run
+state restored as the run started them, ``y0`` read afresh, ``f`` evaluated
+there and counted, the family's loop -- in one compiled call whose arguments
+are bundled into one (:func:`odekit.kernels.jit.bundled`).  The numbers are
+those of a first solve, bit for bit.
+
+The call runs the first slice of the run, as a solve's first call of its loop
+does (see :data:`odekit.integrator.SLICE_SECONDS`).  A run that ends there
+successfully, short enough not to be judged for stiffness, becomes its
+Solution at once; any other -- one that goes on, fills its buffers or fails
+-- is handed to an :class:`~odekit.Integrator` that adopts its arrays and goes
+on, or reports, as a solve does.
+"""
+
+import contextlib
+import copy
+import warnings
+
+import numpy as np
+
+from .backend import CompilationNotice, caller_stacklevel
+from .checks import NO_LIMIT
+from .controllers import FixedStep
+from .integrator import STARTS_KEPT, STARTS_SIZE, attributes, same_attributes
+from .kernels import layout as L
+from .kernels.ensemble import COUNTED, RUNNING, Records, Trajectories, freshener, make_chunk, one_run, picker
+from .kernels.interface import RunState, no_output
+from .recording import SMALL_BYTES, Recorder
+from .solution import Solution, Stats, Status
+from .theory.stiffness import STARVING_STEPS, StiffnessWarning, fixed_step_warning
+
+_RERUNS = {}        # key of solve()'s arguments (see key) -> its Rerun
+
+
+def key(problem, method, t_eval, backend, linear_solver, values):
+    """What a solve's plain arguments are known by (unhashable when one of them is: an array of tolerances).
+    ``values``: the numbers and flags, kept with their types (``save_every=1.0``, which a first solve refuses,
+    equals ``1``)."""
+    if t_eval is not None:
+        t_eval = ((t_eval.shape, t_eval.dtype.str, t_eval.tobytes()) if isinstance(t_eval, np.ndarray)
+                  else tuple(t_eval) if isinstance(t_eval, (list, tuple)) else [])
+    return id(problem), method, t_eval, backend, linear_solver, values, tuple(map(type, values))
+
+
+def rerun(solve_key, problem):
+    """The Solution of a solve known by ``solve_key``, run again on ``problem``; None when it cannot be (the
+    caller then solves as a first solve does)."""
+    try:
+        found = _RERUNS.get(solve_key)
+    except TypeError:               # not a key
+        return None
+    return None if found is None else found.solve(problem)
+
+
+def keep(solve_key, start, t_eval, save_every):
+    """Keep a :class:`Rerun` of ``start`` (a kept start, see :meth:`odekit.Integrator._started`) for
+    ``solve_key``, if its run can be one."""
+    try:
+        made = Rerun.made(start, t_eval, save_every)
+    except Exception:            # noqa: BLE001 - e.g. Numba failing on the chunk loop: solves go on as they are
+        return
+    if made is not None:
+        if len(_RERUNS) >= STARTS_KEPT:
+            del _RERUNS[next(iter(_RERUNS))]
+        with contextlib.suppress(TypeError):          # not a key: a t_eval of lists
+            _RERUNS[solve_key] = made
+
+
+class Rerun:
+    """A start of :func:`odekit.solve` and the compiled call that runs it again; see the module's docstring."""
+
+    @classmethod
+    def made(cls, start, t_eval, save_every):
+        """A Rerun of ``start``, or None when its output would not be small or its loop not compiled."""
+        start = start._copy(evaluate=False)              # its arrays, written below, are the Rerun's own
+        recorder = Recorder(start, t_eval, False, save_every)
+        k = start._kernels
+        if (k.backend != "numba" or k.reason or recorder._bytes(recorder.out_t.shape[0], 0) > SMALL_BYTES
+                or sum(a.size for a in start._scratch) + recorder.out_y.size > STARTS_SIZE):
+            return None
+        return cls(start, recorder)
+
+    def __init__(self, start, recorder):
+        self.start, self.recorder, self.method = start, recorder, start.method
+        problem = self.problem = start.problem
+        self.attributes = attributes(problem)
+        t1 = problem.t_span[1]
+        self.message = f"The solver reached t_end={t1:.6g}."
+        # the run state as solve()'s first call of the loop finds it (see Integrator._run), before f is evaluated
+        fs0, ist0 = start._fs.copy(), start._ist.copy()
+        fs0[L.T_END] = t1
+        ist0[L.RECORD], ist0[L.SAVE_EVERY] = recorder.mode, recorder.every
+        ist0[L.PAUSE_AFTER] = start._first_slice
+        ist0[L.HAVE_F] = ist0[L.NFEV] = 0
+        self.fs0, self.ist0 = fs0, ist0
+        self.starts = bool(ist0[L.NOUT])                 # row 0 of the output is the initial state
+        # a fixed-step explicit run warns when h is beyond the stability limit at y0: judged here, again
+        # (by a first solve's way) when y0 is not the same
+        explicit_steps = isinstance(start.controller, FixedStep) and not start.method.implicit
+        self.y0 = start._y.tobytes() if explicit_steps else None
+        self.warning = explicit_steps and fixed_step_warning(
+            problem, start.method, start.controller.h, start._kernels.rhs, start.method.second_order_only, start.t,
+            start._y.copy(), start._f)
+        self.stiffness = not (start.method.implicit or isinstance(start.controller, FixedStep))
+        self.flat = problem.unflatten(start._y[None]).ndim == 2          # states are rows as they are
+        self.runs = 0                                   # solves it ran (from their start on)
+        self._lane = self._new_lane()                   # compiled (or loaded) now, not in a later solve
+
+    def _new_lane(self):
+        """``(call, records, lane)``: a lane of its own (see :mod:`odekit.kernels.ensemble`) and the
+        compiled call of the run on it.  A lane handed to an Integrator is not taken back."""
+        s = self.start
+        n, dtype = s._y.size, s._y.dtype
+        lane = (tuple(a.copy() for a in s._scratch), None, s._scratch, self.fs0.copy(), self.ist0.copy())
+        rows = Trajectories(s.problem.args, np.empty((1, n), dtype=dtype), self.fs0, self.ist0,
+                            np.empty((1, n), dtype=dtype), np.zeros(1), np.zeros((1, len(COUNTED)), dtype=np.int64),
+                            np.full(1, RUNNING, dtype=np.int64))
+        r = self.recorder
+        records = Records(r.t_eval, r.out_t.copy()[None], r.out_y.copy()[None], np.zeros((1, 0)),
+                          np.zeros((1, 0, 2), dtype=np.int64), np.zeros((1, 0, n), dtype=dtype))
+        k = s._kernels
+        args = (s._fns, s._method_data, rows, records, lane, no_output(dtype), 0, 1, np.zeros(1, dtype=np.int64),
+                k.drive.first_class, k.deriv.first_class)
+        return _compiled(s, args, s._y), records, lane
+
+    def solve(self, problem):
+        """The Solution of a run on ``problem`` (``self.problem``, its attributes as they were), or None."""
+        if problem is not self.problem or not same_attributes(problem, self.attributes):
+            return None
+        y0 = problem.state_view()
+        if self.y0 is not None and y0.tobytes() != self.y0:
+            return None
+        taken, self._lane = self._lane or self._new_lane(), None    # a solve from another thread makes its own
+        call, records, lane = taken
+        try:
+            code, t, y, nfev, njev, nlu, accepted, rejected = call(y0)
+        except KeyboardInterrupt:          # Ctrl-C during the call: what it computed, with status INTERRUPTED
+            return self._handed_on(records, lane, L.INTERRUPTED)
+        except Exception:                  # noqa: BLE001 - the user's f raised
+            code = L.FUNCTION_ERROR
+        if code not in (L.SUCCESS, L.PAUSED, L.BUFFER_FULL):
+            # failed, from f at y0 on (which a first solve refuses with ValueError): a first solve's way, which
+            # says why, runs it again -- at most a first slice, for a run that fails
+            self._lane = taken
+            return None
+        if self.warning:
+            warnings.warn(self.warning, StiffnessWarning, stacklevel=caller_stacklevel())
+        self.runs += 1
+        if code != L.SUCCESS or (self.stiffness and accepted >= STARVING_STEPS):
+            return self._handed_on(records, lane)
+        self._lane = taken
+        return Solution(problem, self.method, t, y if self.flat else problem.unflatten(y),
+                        Stats.of(nfev, njev, nlu, accepted, rejected), Status.SUCCESS, self.message, "numba")
+
+    def _handed_on(self, records, lane, stopped=None):
+        """The run an :class:`~odekit.Integrator` goes on with from where the call left it, and its Solution
+        (that of a run ``stopped`` with that status, if given)."""
+        integ = copy.copy(self.start)
+        integ._scratch, integ._fs, integ._ist = lane[0], lane[3], lane[4]
+        integ._state = RunState(integ._fs, integ._ist, None)
+        integ._y, integ._f = integ._scratch[0][L.Y], integ._scratch[0][L.F]
+        integ.last_events = []
+        recorder = copy.copy(self.recorder)
+        recorder._integ, recorder.out_t, recorder.out_y = integ, records.t[0], records.y[0]
+        if stopped is not None:
+            return integ._solution(recorder, stopped, None)
+        # on from a pause or a full buffer; at once to its Solution from the end (a run on stiff steps, judged)
+        return integ._solution(recorder, *integ._interruptible(self.problem.t_span[1], NO_LIMIT, recorder))
+
+
+def _compiled(start, args, y0):
+    """The run of one trajectory of the chunk loop on ``args``, as a call of ``y0`` alone (see
+    :func:`odekit.kernels.ensemble.one_run`); compiled, or loaded from the disk cache, once per structure of
+    arguments."""
+    from .kernels import jit
+
+    family = start.method.family
+    told = []
+
+    def announce():                   # the chunk loop and the call: one notice
+        if not told:
+            told.append(True)
+            warnings.warn(f"odekit: compiling the one-call solve of the {family.title} loop ({family.name}) that "
+                          "odekit.solve makes when it solves a problem again, with Numba: a few seconds, once per "
+                          "machine", CompilationNotice, stacklevel=caller_stacklevel())
+    loop = make_chunk(picker((False,) * len(start.problem.args)), freshener(tuple(a.ndim for a in start._scratch),
+                                                                          False), False)
+    return jit.bundled(jit.chunk_kernel(loop, args, family.builtin, announce), args, family.builtin, announce,
+                       one_run, (y0,))
