@@ -155,12 +155,17 @@ def test_a_run_longer_than_the_call_goes_on_where_it_left_off():
     assert _rerun_of(problem).runs == before + 1
 
 
-def test_a_stiff_run_solved_again_says_it_starved_as_a_first_one():
-    problem = odekit.problems.robertson(t_end=10.0)
-    first = fresh_solve(problem, "dp54", max_steps=3000)
-    assert first.status == odekit.Status.MAX_STEPS and "looks stiff" in first.message
-    kept(problem, "dp54", max_steps=3000)
-    assert_same(odekit.solve(problem, "dp54", max_steps=3000), first)
+@pytest.mark.parametrize("t_end,options", [(1.0, dict()), (1.0, dict(t_eval=[0.5, 1.0])),
+                                            (10.0, dict(max_steps=3000))])
+def test_a_stiff_run_solved_again_says_it_starved_as_a_first_one(t_end, options):
+    # in the call (a few hundred steps, judged from them), and handed on (thousands, stopped at max_steps)
+    problem = odekit.problems.robertson(t_end=t_end)
+    first = fresh_solve(problem, "dp54", **options)
+    assert "looks stiff" in first.message
+    kept(problem, "dp54", **options)
+    before = _rerun_of(problem).runs
+    assert_same(odekit.solve(problem, "dp54", **options), first)
+    assert _rerun_of(problem).runs == before + 1
 
 
 def test_a_run_that_fails_solved_again_fails_as_a_first_one():
@@ -207,3 +212,16 @@ def test_a_ctrl_c_during_the_call_raises_interrupted_with_what_it_computed():
     part = stop.value.solution
     assert part.status == odekit.Status.INTERRUPTED and 1 < part.t.size < first.t.size
     np.testing.assert_array_equal(part.y, first.y[:part.t.size])        # the first slice's steps, as they were
+
+
+@pytest.mark.parametrize("options", [dict(), dict(t_eval=np.linspace(0.0, 30.0, 50))])
+def test_a_solution_keeps_its_numbers_when_the_problem_is_solved_again(options):
+    # the call's buffers go on to the next solve: a Solution may not be a view of them
+    problem = odekit.problems.lorenz(t_end=30.0)
+    kept(problem, "dp54", rtol=1e-9, **options)
+    one = odekit.solve(problem, "dp54", rtol=1e-9, **options)
+    y0 = problem.y0.copy()
+    problem.y0[:] = [1.0, 1.0, 1.0]
+    two = odekit.solve(problem, "dp54", rtol=1e-9, **options)
+    assert not np.array_equal(one.y[-1], two.y[-1])
+    assert_same(one, fresh_solve(odekit.problems.lorenz(y0=tuple(y0), t_end=30.0), "dp54", rtol=1e-9, **options))

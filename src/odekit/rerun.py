@@ -154,26 +154,43 @@ class Rerun:
         if self.warning:
             warnings.warn(self.warning, StiffnessWarning, stacklevel=caller_stacklevel())
         self.runs += 1
-        if code != L.SUCCESS or (self.stiffness and accepted >= STARVING_STEPS):
-            return self._handed_on(records, lane)
+        if code != L.SUCCESS:
+            sol = self._handed_on(records, lane)
+            self._lane = taken             # (the Solution's arrays are its own: see _handed_on)
+            return sol
+        message = self.message
+        if self.stiffness and accepted >= STARVING_STEPS:    # judged from its steps, as a first solve's
+            note = self._adopted(lane)._stiffness_note(code, self.recorder, t, y)
+            message = f"{message.rstrip('.')}. {note}" if note else message
         self._lane = taken
         return Solution(problem, self.method, t, y if self.flat else problem.unflatten(y),
-                        Stats.of(nfev, njev, nlu, accepted, rejected), Status.SUCCESS, self.message, "numba")
+                        Stats.of(nfev, njev, nlu, accepted, rejected), Status.SUCCESS, message, "numba")
 
-    def _handed_on(self, records, lane, stopped=None):
-        """The run an :class:`~odekit.Integrator` goes on with from where the call left it, and its Solution
-        (that of a run ``stopped`` with that status, if given)."""
+    def _adopted(self, lane):
+        """The run as an :class:`~odekit.Integrator` whose arrays are ``lane``'s, where the call left it."""
         integ = copy.copy(self.start)
         integ._scratch, integ._fs, integ._ist = lane[0], lane[3], lane[4]
         integ._state = RunState(integ._fs, integ._ist, None)
         integ._y, integ._f = integ._scratch[0][L.Y], integ._scratch[0][L.F]
         integ.last_events = []
+        return integ
+
+    def _handed_on(self, records, lane, stopped=None):
+        """The run an :class:`~odekit.Integrator` goes on with from where the call left it, and its Solution
+        (that of a run ``stopped`` with that status, if given)."""
+        integ = self._adopted(lane)
         recorder = copy.copy(self.recorder)
         recorder._integ, recorder.out_t, recorder.out_y = integ, records.t[0], records.y[0]
         if stopped is not None:
             return integ._solution(recorder, stopped, None)
-        # on from a pause or a full buffer; at once to its Solution from the end (a run on stiff steps, judged)
-        return integ._solution(recorder, *integ._interruptible(self.problem.t_span[1], NO_LIMIT, recorder))
+        # on from a pause or a full buffer
+        sol = integ._solution(recorder, *integ._interruptible(self.problem.t_span[1], NO_LIMIT, recorder))
+        # the lane goes on to the next solve (making another took 1 ms): the Solution keeps no view of its buffers
+        if np.may_share_memory(sol.t, records.t):
+            sol.t = sol.t.copy()
+        if np.may_share_memory(sol.y, records.y):
+            sol.y = sol.y.copy()
+        return sol
 
 
 def _compiled(start, args, y0):
