@@ -35,29 +35,46 @@ def explicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, 
     W = scratch[0]
     s = c.shape[0] - flags[3]       # the interpolation stages are left to extend_stages
     tmp = STAGE + c.shape[0]
+    fsal = flags[0] != 0
     if not have_f:
         code = evaluate(rhs, args, t, W, y, f, ist, fs)
         if code != SUCCESS:
             return code, False, False
     copy_row(W, STAGE, W, f)        # every explicit tableau has c[0] = 0, A[0] = 0
     for i in range(1, s):
-        combine(W, tmp, y, h, T, i, STAGE, i)
-        code = evaluate(rhs, args, t + c[i] * h, W, tmp, STAGE + i, ist, fs)
+        # FSAL: A's last row is b, so the last stage's argument is y_new itself
+        arg = ynew if fsal and i == s - 1 else tmp
+        combine(W, arg, y, h, T, i, STAGE, i)
+        code = evaluate(rhs, args, t + c[i] * h, W, arg, STAGE + i, ist, fs)
         if code != SUCCESS:
             return code, True, False
-    combine(W, ynew, y, h, T, s, STAGE, s)
+    if not fsal:
+        combine(W, ynew, y, h, T, s, STAGE, s)
     estimate = flags[1] != 0
+    blended = estimate and flags[4] != 0
     if estimate:
-        combine(W, ERR, -1, h, T, s + 1, STAGE, s)
-    if not (all_finite(W, ynew) and (not estimate or all_finite(W, ERR))):
+        # without the stages the estimate does not weigh (DOP853's f(t + h, y_new)): it need not wait for them
+        weighed = max(last_weight(T, s + 1, s), last_weight(T, s + 2, s) if blended else 0)
+        combine(W, ERR, -1, h, T, s + 1, STAGE, weighed)
+    # y_new multiplies every stage but an FSAL last one, zero weights too: an inf or nan in any shows
+    if not (all_finite(W, ynew) and (not estimate or all_finite(W, ERR))
+            and (not fsal or all_finite(W, STAGE + s - 1))):
         return nonfinite_stage(W, c, s, t, h, fs), True, False
-    if estimate and flags[4] != 0:
-        combine(W, tmp, -1, h, T, s + 2, STAGE, s)
+    if blended:
+        combine(W, tmp, -1, h, T, s + 2, STAGE, weighed)
         blend(W, ERR, tmp, y, ynew, tol)
-    if flags[0] != 0:
+    if fsal:
         copy_row(W, fnew, W, STAGE + s - 1)
         return SUCCESS, True, True
     return SUCCESS, True, False
+
+
+@jitable
+def last_weight(T, row, m):
+    """How many of the first ``m`` weights of row ``row`` of ``T`` to combine: up to its last nonzero one."""
+    while m > 0 and T[row, m - 1] == 0.0:
+        m -= 1
+    return m
 
 
 @jitable
