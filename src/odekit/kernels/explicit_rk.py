@@ -19,7 +19,7 @@ import numpy as np
 from . import jitable
 from .evaluation import evaluate
 from .layout import ERR, NONFINITE, STAGE, SUCCESS, T_FAIL
-from .primitives import all_finite, combine, copy_row, copy_scaled, error_norm
+from .primitives import all_finite, combine, copy_row, copy_scaled, error_norms
 
 BLEND = 0.01     # weight of the lower estimate in Hairer's blend (his DOP853)
 
@@ -103,8 +103,7 @@ def blend(W, err, low, y, ynew, tol):
     DOP853 measures its step (Hairer, Nørsett & Wanner, *Solving ODEs I*,
     II.10); the controller then sees one row like any pair's.
     """
-    e = error_norm(W, err, y, ynew, tol)
-    e2 = error_norm(W, low, y, ynew, tol)
+    e, e2 = error_norms(W, err, low, y, ynew, tol)
     denominator = math.sqrt(e * e + BLEND * e2 * e2)
     if denominator > 0.0:
         copy_scaled(W, err, e / denominator, W, err)
