@@ -83,9 +83,9 @@ def nonfinite_stage(W, c, s, t, h, fs):
 
     Stages are not checked one by one as they are evaluated (that costs a
     pass over each); an inf or nan in any of them reaches the step's result
-    or its error estimate, and the stages are still there to say which
-    evaluation produced it.  ``T_FAIL`` is nan when every stage is finite:
-    the combination overflowed.
+    (an FSAL last stage, which it does not weigh, is checked on its own), and
+    the stages are still there to say which evaluation produced it.
+    ``T_FAIL`` is nan when every stage is finite: the combination overflowed.
     """
     for i in range(s):
         if not all_finite(W, STAGE + i):
