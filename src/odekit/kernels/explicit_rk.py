@@ -41,15 +41,17 @@ def explicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, 
         if code != SUCCESS:
             return code, False, False
     copy_row(W, STAGE, W, f)        # every explicit tableau has c[0] = 0, A[0] = 0
-    for i in range(1, s):
-        # FSAL: A's last row is b, so the last stage's argument is y_new itself
-        arg = ynew if fsal and i == s - 1 else tmp
-        combine(W, arg, y, h, T, i, STAGE, i)
-        code = evaluate(rhs, args, t + c[i] * h, W, arg, STAGE + i, ist, fs)
+    last = s - 1 if fsal else s     # FSAL: A's last row is b, so the last stage's argument is y_new itself
+    for i in range(1, last):
+        combine(W, tmp, y, h, T, i, STAGE, i)
+        code = evaluate(rhs, args, t + c[i] * h, W, tmp, STAGE + i, ist, fs)
         if code != SUCCESS:
             return code, True, False
-    if not fsal:
-        combine(W, ynew, y, h, T, s, STAGE, s)
+    combine(W, ynew, y, h, T, last, STAGE, last)
+    if fsal:
+        code = evaluate(rhs, args, t + c[last] * h, W, ynew, STAGE + last, ist, fs)
+        if code != SUCCESS:
+            return code, True, False
     estimate = flags[1] != 0
     blended = estimate and flags[4] != 0
     if estimate:
