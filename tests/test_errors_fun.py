@@ -17,7 +17,7 @@ import re
 import numpy as np
 import pytest
 
-from odekit import ODEProblem, SecondOrderProblem, Status, solve
+from odekit import Integrator, ODEProblem, SecondOrderProblem, Status, solve
 
 from conftest import nan_after, rk4_factor
 
@@ -153,6 +153,31 @@ def test_nonfinite_mid_run_adaptive_shrinks_the_step_then_reports_underflow():
     assert 0.55 - 1e-6 < sol.t[-1] < 0.55
     np.testing.assert_allclose(sol.y[-1], np.exp(-sol.t[-1]) * np.array([1.0, 2.0]), rtol=1e-6)
     assert "non-finite" in sol.message and "underflow" in sol.message
+
+
+def test_a_nonfinite_f_at_t_new_fails_the_step_though_the_estimate_does_not_weigh_it():
+    """dop853's last stage is f(t_new, y_new), which neither y_new nor its error estimates weigh:
+    the stepper checks it, or the step would pass on a derivative that fails every step after it."""
+    from odekit.kernels import layout as L
+    from odekit.kernels.explicit_rk import explicit_rk_step
+
+    integ = Integrator(ODEProblem(lambda t, y: -y, (0.0, 1.0), [1.0, 2.0]), "dop853", backend="python")
+    fns, data = integ._fns, integ._method_data
+    fs, ist, scratch = integ._fs.copy(), integ._ist.copy(), tuple(a.copy() for a in integ._scratch)
+
+    last = L.STAGE + 12                        # dop853's 13th stage: f(t_new, y_new)
+
+    def nan_at_y_new(t, W, src, dst, args):
+        ok = fns.rhs(t, W, src, dst, args)
+        if dst == last:
+            W[dst] = np.nan
+        return ok
+
+    h = 0.1
+    code, _, _ = explicit_rk_step(nan_at_y_new, fns.jac, fns.args, data.m, data.ctrl, data.tol, scratch, 0.0, h,
+                                  L.Y, L.F, False, L.YNEW, L.FNEW, ist, fs)
+    assert code == L.NONFINITE
+    assert fs[L.T_FAIL] == h                   # blamed on the evaluation at t_new
 
 
 def test_nonfinite_mid_run_on_the_compiled_backend_keeps_the_trajectory():

@@ -19,7 +19,7 @@ import numpy as np
 from . import jitable
 from .evaluation import evaluate
 from .layout import ERR, NONFINITE, STAGE, SUCCESS, T_FAIL
-from .primitives import all_finite, combine, copy_row, copy_scaled, error_norm
+from .primitives import all_finite, combine, copy_row, copy_scaled, error_norms
 
 BLEND = 0.01     # weight of the lower estimate in Hairer's blend (his DOP853)
 
@@ -35,29 +35,48 @@ def explicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, 
     W = scratch[0]
     s = c.shape[0] - flags[3]       # the interpolation stages are left to extend_stages
     tmp = STAGE + c.shape[0]
+    fsal = flags[0] != 0
     if not have_f:
         code = evaluate(rhs, args, t, W, y, f, ist, fs)
         if code != SUCCESS:
             return code, False, False
     copy_row(W, STAGE, W, f)        # every explicit tableau has c[0] = 0, A[0] = 0
-    for i in range(1, s):
+    last = s - 1 if fsal else s     # FSAL: A's last row is b, so the last stage's argument is y_new itself
+    for i in range(1, last):
         combine(W, tmp, y, h, T, i, STAGE, i)
         code = evaluate(rhs, args, t + c[i] * h, W, tmp, STAGE + i, ist, fs)
         if code != SUCCESS:
             return code, True, False
-    combine(W, ynew, y, h, T, s, STAGE, s)
+    combine(W, ynew, y, h, T, last, STAGE, last)
+    if fsal:
+        code = evaluate(rhs, args, t + c[last] * h, W, ynew, STAGE + last, ist, fs)
+        if code != SUCCESS:
+            return code, True, False
     estimate = flags[1] != 0
+    blended = estimate and flags[4] != 0
     if estimate:
-        combine(W, ERR, -1, h, T, s + 1, STAGE, s)
-    if not (all_finite(W, ynew) and (not estimate or all_finite(W, ERR))):
+        # without the stages the estimate does not weigh (DOP853's f(t + h, y_new)): it need not wait for them
+        weighed = max(last_weight(T, s + 1, s), last_weight(T, s + 2, s) if blended else 0)
+        combine(W, ERR, -1, h, T, s + 1, STAGE, weighed)
+    # y_new multiplies every stage but an FSAL last one, zero weights too: an inf or nan in any shows
+    if not (all_finite(W, ynew) and (not estimate or all_finite(W, ERR))
+            and (not fsal or all_finite(W, STAGE + s - 1))):
         return nonfinite_stage(W, c, s, t, h, fs), True, False
-    if estimate and flags[4] != 0:
-        combine(W, tmp, -1, h, T, s + 2, STAGE, s)
+    if blended:
+        combine(W, tmp, -1, h, T, s + 2, STAGE, weighed)
         blend(W, ERR, tmp, y, ynew, tol)
-    if flags[0] != 0:
+    if fsal:
         copy_row(W, fnew, W, STAGE + s - 1)
         return SUCCESS, True, True
     return SUCCESS, True, False
+
+
+@jitable
+def last_weight(T, row, m):
+    """How many of the first ``m`` weights of row ``row`` of ``T`` to combine: up to its last nonzero one."""
+    while m > 0 and T[row, m - 1] == 0.0:
+        m -= 1
+    return m
 
 
 @jitable
@@ -66,9 +85,9 @@ def nonfinite_stage(W, c, s, t, h, fs):
 
     Stages are not checked one by one as they are evaluated (that costs a
     pass over each); an inf or nan in any of them reaches the step's result
-    or its error estimate, and the stages are still there to say which
-    evaluation produced it.  ``T_FAIL`` is nan when every stage is finite:
-    the combination overflowed.
+    (an FSAL last stage, which it does not weigh, is checked on its own), and
+    the stages are still there to say which evaluation produced it.
+    ``T_FAIL`` is nan when every stage is finite: the combination overflowed.
     """
     for i in range(s):
         if not all_finite(W, STAGE + i):
@@ -86,8 +105,7 @@ def blend(W, err, low, y, ynew, tol):
     DOP853 measures its step (Hairer, Nørsett & Wanner, *Solving ODEs I*,
     II.10); the controller then sees one row like any pair's.
     """
-    e = error_norm(W, err, y, ynew, tol)
-    e2 = error_norm(W, low, y, ynew, tol)
+    e, e2 = error_norms(W, err, low, y, ynew, tol)
     denominator = math.sqrt(e * e + BLEND * e2 * e2)
     if denominator > 0.0:
         copy_scaled(W, err, e / denominator, W, err)

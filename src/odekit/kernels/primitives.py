@@ -158,6 +158,23 @@ def error_norm(W, err, y, ynew, tol):
     return math.sqrt(float(np.cumsum((np.abs(W[err]) / scale) ** 2)[-1]) / W.shape[1])
 
 
+def _error_norms_loop(W, a, b, y, ynew, tol):
+    n = W.shape[1]
+    acc_a = 0.0
+    acc_b = 0.0
+    for q in range(n):
+        scale = tol[1, q] + tol[0, q] * max(abs(W[y, q]), abs(W[ynew, q]))
+        acc_a += (abs(W[a, q]) / scale) ** 2
+        acc_b += (abs(W[b, q]) / scale) ** 2
+    return math.sqrt(acc_a / n), math.sqrt(acc_b / n)
+
+
+@compiled_as(_error_norms_loop)
+def error_norms(W, a, b, y, ynew, tol):
+    """:func:`error_norm` of rows ``a`` and ``b``, the same numbers in one pass (the scale made once)."""
+    return error_norm(W, a, y, ynew, tol), error_norm(W, b, y, ynew, tol)
+
+
 # --- dense LU with partial pivoting --------------------------------------------
 # The factors and the pivots follow LAPACK's getrf convention (row i was
 # swapped with row piv[i]), so each backend pairs its own factor and solve.
