@@ -412,31 +412,29 @@ def _pairs_by_partner(W, dst, start, x, gm):
     X, Y, Z, A0, A1, A2 = S[0], S[1], S[2], S[3], S[4], S[5]
     for e in range(n):
         X[e], Y[e], Z[e] = x[3 * e], x[3 * e + 1], x[3 * e + 2]
-    # unsigned indices: Numba then leaves out its wraparound of negative ones, which kept LLVM from
-    # vectorising the loops ("cannot identify array bounds")
-    zero, end = np.uint64(0), np.uint64(n)
     for k in range(n):
-        xk0, xk1, xk2, gmk = X[k], Y[k], Z[k], gm[k]
-        for e in range(zero, np.uint64(k)):
-            d0 = xk0 - X[e]
-            d1 = xk1 - Y[e]
-            d2 = xk2 - Z[e]
-            r2 = d0 * d0 + d1 * d1 + d2 * d2
-            c = gmk * (1.0 / (r2 * math.sqrt(r2)))
-            A0[e] += c * d0
-            A1[e] += c * d1
-            A2[e] += c * d2
-        for e in range(np.uint64(k + 1), end):
-            d0 = xk0 - X[e]
-            d1 = xk1 - Y[e]
-            d2 = xk2 - Z[e]
-            r2 = d0 * d0 + d1 * d1 + d2 * d2
-            c = gmk * (1.0 / (r2 * math.sqrt(r2)))
-            A0[e] += c * d0
-            A1[e] += c * d1
-            A2[e] += c * d2
+        _partner_terms(S, k, gm[k], 0, k)
+        _partner_terms(S, k, gm[k], k + 1, n)
     for e in range(n):
         W[dst, start + 3 * e], W[dst, start + 3 * e + 1], W[dst, start + 3 * e + 2] = A0[e], A1[e], A2[e]
+
+
+@jitable
+def _partner_terms(S, k, gmk, lo, hi):
+    """``a_e += G m_k s_ek (x_k - x_e)`` for the bodies ``lo <= e < hi``; ``S``: positions, then sums, by rows."""
+    X, Y, Z, A0, A1, A2 = S[0], S[1], S[2], S[3], S[4], S[5]
+    xk0, xk1, xk2 = X[k], Y[k], Z[k]
+    # unsigned indices: Numba then leaves out its wraparound of negative ones, which kept LLVM from
+    # vectorising the loop ("cannot identify array bounds")
+    for e in range(np.uint64(lo), np.uint64(hi)):
+        d0 = xk0 - X[e]
+        d1 = xk1 - Y[e]
+        d2 = xk2 - Z[e]
+        r2 = d0 * d0 + d1 * d1 + d2 * d2
+        c = gmk * (1.0 / (r2 * math.sqrt(r2)))
+        A0[e] += c * d0
+        A1[e] += c * d1
+        A2[e] += c * d2
 
 
 _nbody_accel.in_place_twin = _nbody_accel_in_place
