@@ -380,7 +380,11 @@ def _nbody_accel_in_place(W, dst, start, t, x, v, gm):
 
 @jitable
 def _pairs_once(a, x, gm):
-    """``_nbody_accel``'s loop over the pairs ``i < j``, into the flat ``a``."""
+    """``_nbody_accel``'s loop over the pairs ``i < j``, into the flat ``a``.
+
+    Written twice, here and in ``_nbody_accel``: a zoo function compiles on
+    its own (``numba.njit(accel)``, as a user would), so it calls no helper.
+    """
     n = gm.shape[0]
     for k in range(3 * n):
         a[k] = 0.0
