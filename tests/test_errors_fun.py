@@ -189,6 +189,26 @@ def test_nonfinite_mid_run_on_the_compiled_backend_keeps_the_trajectory():
     np.testing.assert_allclose(sol.y, expected, rtol=1e-14, atol=0)
 
 
+def spring_inf_after(t, x, v, k):
+    """``x'' = -x``, with inf in component ``k`` alone from t = 0.55 on."""
+    a = -x
+    if t > 0.55:
+        a[k] = np.inf
+    return a
+
+
+@pytest.mark.parametrize("k", [0, 3, 6])
+def test_one_nonfinite_component_of_a_compiled_force_stops_the_run_at_its_evaluation(k):
+    """The compiled finiteness check reads the whole force: its first, a middle and its last component."""
+    prob = SecondOrderProblem(spring_inf_after, (0.0, 1.0), np.ones(7), np.zeros(7), args=(k,),
+                              velocity_dependent=False)
+    sol = solve(prob, "velocity_verlet", h=0.1, backend="numba")
+    assert sol.backend == "numba" and sol.status == Status.NONFINITE
+    np.testing.assert_allclose(sol.t, np.arange(6) * 0.1, rtol=0, atol=1e-15)   # the force at 0.6 is inf
+    claimed = re.search(r"returned non-finite values \(inf or nan\) at t=([-+0-9.eE]+)", sol.message)
+    assert claimed and float(claimed.group(1)) == pytest.approx(0.6, abs=1e-12), sol.message
+
+
 def test_a_state_that_overflows_from_finite_evaluations_is_not_blamed_on_fun():
     """y' = y from 1e308, one Euler step of h = 1: f = 1e308 is finite, y + h f = inf."""
     sol = solve(ODEProblem(exponential_growth, (0.0, 2.0), [1e308]), "euler", h=1.0, backend="python")

@@ -82,6 +82,11 @@ CASES = {
     "complex vector expression": (ODEProblem(damped_wave, (0.0, 2.0), np.array([1.0 + 0j, 0.5j, -1.0]),
                                              args=(2,)), "rk4"),
     "vector expression, sqrt": (ODEProblem(bounded_growth, (0.0, 2.0), [0.1, 0.5, 2.0], args=(1.5,)), "rk4"),
+    "outer solar system, a declared twin": (odekit.problems.outer_solar_system(t_end=6.0), "velocity_verlet"),
+    "a cluster, a declared twin by partners": (SecondOrderProblem(
+        odekit.problems.outer_solar_system().accel, (0.0, 1.0), np.random.default_rng(5).normal(size=(60, 3)),
+        np.random.default_rng(6).normal(size=(60, 3)), args=(np.random.default_rng(7).uniform(0.1, 1.0, 60),),
+        velocity_dependent=False), "velocity_verlet"),
 }
 # NumPy's complex exp and abs round differently from Numba's (the backends agree to about 1e-16 there,
 # see test_backends.py): this case is compared with the ordinary compiled path only
@@ -133,6 +138,24 @@ def test_the_twin_gives_the_same_states_bit_for_bit(case, monkeypatch):
     _same(twin, ordinary)
     if case not in NOT_AS_PYTHON:
         _same(twin, python)
+
+
+@pytest.mark.parametrize("bodies", [5, odekit.problems.orbits.PAIRS_BY_PARTNER, 101])
+def test_the_nbody_forces_declared_twin_gives_its_numbers_bit_for_bit(bodies):
+    """Both of its loops: the pairs taken once, and every body's sum partner by partner."""
+    import numba
+
+    from odekit.kernels import jit  # noqa: F401  (registers the kernels' helpers the twin calls)
+
+    accel = odekit.problems.outer_solar_system().accel
+    twin = numba.njit(error_model="numpy")(in_place_twin(accel, True, False))
+    rng = np.random.default_rng(bodies)
+    x, gm = rng.normal(size=(bodies, 3)), rng.uniform(0.1, 1.0, size=bodies)
+    W = np.full((2, 6 * bodies), np.nan)
+    W[0, :3 * bodies] = x.ravel()
+    assert twin(W, 1, 3 * bodies, 0.0, W[0, :3 * bodies], W[0, 3 * bodies:], gm)
+    assert np.array_equal(W[1, 3 * bodies:], accel(0.0, x, x, gm).ravel())
+    assert not twin(W, 1, 3 * bodies, 0.0, W[0, :3 * bodies], W[0, 3 * bodies:], gm[1:])   # not n bodies
 
 
 # --- what the rewrite leaves alone ---------------------------------------------------------

@@ -92,10 +92,12 @@ def _value_adapter(fun, shape, inplace):
 
 
 def _twin_adapter(twin, second_order):
-    """An in-place twin (see :mod:`odekit.twins`) of a function of a one-dimensional state -> kernel convention.
+    """An in-place twin (see :mod:`odekit.twins`) -> kernel convention.
 
     The twin writes the function's array into ``W[dst]`` itself -- a force
     into its second half -- and returns False when it does not fit there.
+    It reads the state flat, a row's slice, whatever the state's shape (only
+    a twin declared by hand is used for a state of more than one dimension).
     """
     if second_order:
         def force(t, W, src, dst, args):
@@ -749,7 +751,7 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, damping, mag
         else:
             def adapt(rhs):
                 return compile_function(rhs, rhs_sig)
-        twin = in_place_twin(user, second_order) if compiled and not inplace and len(shape) == 1 else None
+        twin = in_place_twin(user, second_order, len(shape) == 1) if compiled and not inplace else None
         rhs = _twin_first(adapt, twin, second_order, compile_function)
         if rhs is None:
             user_function = compile_function(user)

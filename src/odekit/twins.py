@@ -46,8 +46,14 @@ PREFIX = "_odekit_"        # the twin's own names; a function that uses such nam
 
 
 @functools.lru_cache(maxsize=256)
-def in_place_twin(fun, second_order=False):
+def in_place_twin(fun, second_order=False, flat=True):
     """``twin(W, dst, start, *params)`` writing ``fun(*params)``'s array into ``W[dst, start:]``, or None.
+
+    A function may declare its twin, written by hand, as its attribute
+    ``in_place_twin`` (the zoo's N-body force does): that one is taken as it
+    is, also for a state of more than one dimension (``flat`` False), which
+    it then reads flat.  The rest of this applies to the others, whose state
+    must be one-dimensional.
 
     Only a plain Python function is rewritten: no closure, no decorator,
     no generator, nested function or lambda, with a single ``return``, its
@@ -57,6 +63,9 @@ def in_place_twin(fun, second_order=False):
     ...)``'s ``x`` and ``v``.  The twin returns False, as ``store`` does,
     when the row's length is not the array's.
     """
+    declared = getattr(fun, "in_place_twin", None)
+    if declared is not None or not flat:
+        return declared
     code = getattr(fun, "__code__", None)
     if not isinstance(fun, types.FunctionType) or code.co_freevars or fun.__name__ == "<lambda>":
         return None

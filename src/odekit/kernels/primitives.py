@@ -124,10 +124,11 @@ def combine(W, out, base, h, C, row, first, m):
 # --- checks and norms ----------------------------------------------------------
 
 def _all_finite_loop(W, row):
+    # no early return: a loop without one LLVM vectorises, and a row is finite but when a run fails
+    finite = True
     for q in range(W.shape[1]):
-        if not np.isfinite(W[row, q]):
-            return False
-    return True
+        finite &= np.isfinite(W[row, q])
+    return finite
 
 
 @compiled_as(_all_finite_loop)

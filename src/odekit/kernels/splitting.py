@@ -77,8 +77,8 @@ def drift(W, row, alpha, vrow):
 
 def _kick_loop(W, row, alpha, arow):
     n = W.shape[1] // 2
-    for i in range(n, 2 * n):
-        W[row, i] += alpha * W[arow, i]
+    for i in range(n):                  # (LLVM vectorised range(n), not range(n, 2 n))
+        W[row, n + i] += alpha * W[arow, n + i]
 
 
 @compiled_as(_kick_loop)
@@ -305,7 +305,7 @@ def finish_step(W, ynew, fnew, last_drift, have_a, have_f, with_damping, fs):
 @jitable
 def derivative_from_force(W, dst, src, with_damping):
     """``W[dst] = [v, a + v x b - c v]`` from the force ``a`` in row ``ACC`` and ``v`` of row ``src``."""
-    copy_row(W, dst, W, ACC)
+    copy_velocity(W, dst, 1, ACC)                # (the second halves: the force)
     copy_velocity(W, dst, 0, src)
     if has_field(W):
         lorentz(W, dst, src, 1.0)
