@@ -28,6 +28,13 @@ def kept(problem, method, **options):
     assert any(entry[0] is problem and entry[2] is not None for entry in integrator._STARTS.values())
 
 
+def often(problem, method, **options):
+    """Solve until the next solve of ``problem`` with these options is run by one compiled call."""
+    kept(problem, method, **options)
+    for _ in range(integrator.RERUN_AFTER):
+        odekit.solve(problem, method, **options)
+
+
 def assert_same(a, b):
     assert a.status == b.status and a.stats == b.stats and a.message == b.message
     np.testing.assert_array_equal(a.t, b.t)
@@ -104,7 +111,7 @@ def test_a_started_integrator_is_its_own():
     np.testing.assert_array_equal(two.y, problem.initial_state().reshape(two.y.shape))
 
 
-# --- from the third solve on: one compiled call (odekit.rerun) ------------------------------
+# --- a problem solved often: one compiled call (odekit.rerun) ------------------------------
 
 def _rerun_of(problem):
     (found,) = [r for r in rerun._RERUNS.values() if r.problem is problem]
@@ -122,7 +129,7 @@ def _spring(t, x, v, k):
 def test_a_solve_again_runs_in_one_call_to_the_numbers_of_a_first_solve(method, options):
     problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(3.0,))
     first = fresh_solve(problem, method, **options)
-    kept(problem, method, **options)
+    often(problem, method, **options)
     plan = _rerun_of(problem)
     before = plan.runs
     for k in range(3):
@@ -136,7 +143,7 @@ def test_a_second_order_problem_is_solved_again_in_one_call_with_its_shape():
     problem = odekit.SecondOrderProblem(_spring, (0.0, 2.0), np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]),
                                         args=(4.0,))
     first = fresh_solve(problem, "velocity_verlet", h=0.01)
-    kept(problem, "velocity_verlet", h=0.01)
+    often(problem, "velocity_verlet", h=0.01)
     before = _rerun_of(problem).runs
     again = odekit.solve(problem, "velocity_verlet", h=0.01)
     assert _rerun_of(problem).runs == before + 1 and again.y.shape == (201, 2, 1, 2)
@@ -149,7 +156,7 @@ def test_a_run_longer_than_the_call_goes_on_where_it_left_off():
     problem = odekit.problems.lorenz(t_end=30.0)
     first = fresh_solve(problem, "dp54", rtol=1e-9)
     assert first.stats.naccepted > integrator.FIRST_SLICE
-    kept(problem, "dp54", rtol=1e-9)
+    often(problem, "dp54", rtol=1e-9)
     before = _rerun_of(problem).runs
     assert_same(odekit.solve(problem, "dp54", rtol=1e-9), first)
     assert _rerun_of(problem).runs == before + 1
@@ -162,7 +169,7 @@ def test_a_stiff_run_solved_again_says_it_starved_as_a_first_one(t_end, options)
     problem = odekit.problems.robertson(t_end=t_end)
     first = fresh_solve(problem, "dp54", **options)
     assert "looks stiff" in first.message
-    kept(problem, "dp54", **options)
+    often(problem, "dp54", **options)
     before = _rerun_of(problem).runs
     assert_same(odekit.solve(problem, "dp54", **options), first)
     assert _rerun_of(problem).runs == before + 1
@@ -172,25 +179,25 @@ def test_a_run_that_fails_solved_again_fails_as_a_first_one():
     blowup = odekit.ODEProblem(lambda t, y: y * y, (0.0, 2.0), [1.0])      # y = 1 / (1 - t): infinite at t = 1
     first = fresh_solve(blowup, "dp54")
     assert not first.success
-    kept(blowup, "dp54")
+    often(blowup, "dp54")
     assert_same(odekit.solve(blowup, "dp54"), first)
     short = odekit.ODEProblem(_decay, (0.0, 10.0), [1.0], args=(1.0,))
     first = fresh_solve(short, "dp54", max_steps=5)
-    kept(short, "dp54", max_steps=5)
+    often(short, "dp54", max_steps=5)
     assert_same(odekit.solve(short, "dp54", max_steps=5), first)
     assert first.status == odekit.Status.MAX_STEPS
 
 
 def test_an_argument_of_another_type_is_checked_as_in_a_first_solve():
     problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0], args=(0.5,))
-    kept(problem, "dp54", save_every=2)
+    often(problem, "dp54", save_every=2)
     with pytest.raises((TypeError, ValueError), match="save_every"):
         odekit.solve(problem, "dp54", save_every=2.0)
 
 
 def test_a_fixed_step_from_a_state_changed_in_place_is_judged_and_run_from_it():
     problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0], args=(5.0,))
-    kept(problem, "rk4", h=0.1)
+    often(problem, "rk4", h=0.1)
     problem.y0[:] = 2.0
     again = odekit.solve(problem, "rk4", h=0.1)
     assert_same(again, fresh_solve(odekit.ODEProblem(_decay, (0.0, 1.0), [2.0], args=(5.0,)), "rk4", h=0.1))
@@ -199,7 +206,7 @@ def test_a_fixed_step_from_a_state_changed_in_place_is_judged_and_run_from_it():
 def test_a_ctrl_c_during_the_call_raises_interrupted_with_what_it_computed():
     problem = odekit.problems.lorenz(t_end=30.0)
     first = fresh_solve(problem, "dp54", rtol=1e-9)
-    kept(problem, "dp54", rtol=1e-9)
+    often(problem, "dp54", rtol=1e-9)
     plan = _rerun_of(problem)
     call, records, lane = plan._lane or plan._new_lane()       # (the last run took its lane on)
 
@@ -218,7 +225,7 @@ def test_a_ctrl_c_during_the_call_raises_interrupted_with_what_it_computed():
 def test_a_solution_keeps_its_numbers_when_the_problem_is_solved_again(options):
     # the call's buffers go on to the next solve: a Solution may not be a view of them
     problem = odekit.problems.lorenz(t_end=30.0)
-    kept(problem, "dp54", rtol=1e-9, **options)
+    often(problem, "dp54", rtol=1e-9, **options)
     one = odekit.solve(problem, "dp54", rtol=1e-9, **options)
     y0 = problem.y0.copy()
     problem.y0[:] = [1.0, 1.0, 1.0]

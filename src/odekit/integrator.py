@@ -226,7 +226,7 @@ class Integrator:
 
     # --- a repeated start, copied -------------------------------------------------------
     @classmethod
-    def _started(cls, problem, method, options, on_keep=None):
+    def _started(cls, problem, method, options, often=None):
         """``cls(problem, method, **options)``, copied from the last such start when nothing it read has changed.
 
         A program that solves one problem again and again (an optimizer, a
@@ -241,8 +241,9 @@ class Integrator:
         have changed behind it is kept: compiled and not deferred, no events,
         the controller from the options, scalar ``args`` and tolerances, at
         most :data:`STARTS_SIZE` numbers in the work arrays; a problem whose
-        attributes were reassigned since is set up anew.  ``on_keep(start)``,
-        if given, is called with a start as it is kept.
+        attributes were reassigned since is set up anew.  ``often(start)``, if
+        given, is called with the start kept once it has been copied
+        :data:`RERUN_AFTER` times (see :mod:`odekit.rerun`).
         """
         try:
             key = (id(problem), method, tuple(options.items()))
@@ -253,17 +254,17 @@ class Integrator:
         if again and kept[2] is not None and same_attributes(problem, kept[1]):
             integ = kept[2]._copy()
             if integ is not None:
+                kept[3] += 1
+                if kept[3] == RERUN_AFTER and often is not None:
+                    often(kept[2])
                 return integ
         integ = cls(problem, method, **options)
         if not again:                   # the first start is noted, the second kept
             if len(_STARTS) >= STARTS_KEPT:
                 del _STARTS[next(iter(_STARTS))]
-            _STARTS[key] = (problem, None, None)
+            _STARTS[key] = [problem, None, None, 0]
         elif integ._keepable(options):
-            start = integ._copy(evaluate=False)
-            _STARTS[key] = (problem, attributes(problem), start)
-            if on_keep is not None:
-                on_keep(start)
+            _STARTS[key] = [problem, attributes(problem), integ._copy(evaluate=False), 0]
         return integ
 
     def _keepable(self, options):
@@ -809,10 +810,14 @@ class Integrator:
 
 _NOTHING = contextlib.nullcontext()
 
-_STARTS = {}            # (problem's id, method, options) -> (problem, its attributes, the run as it started),
-                        # or (problem, None, None) after its first start
+_STARTS = {}            # (problem's id, method, options) -> [problem, its attributes, the run as it started,
+                        # copies made of it], or [problem, None, None, 0] after its first start
 STARTS_KEPT = 64        # starts kept, the oldest dropped first
 STARTS_SIZE = 2 ** 16   # numbers in the work arrays at most (0.5 MB): a start kept holds a copy of them
+# A start copied this often is run by one compiled call from then on (odekit.rerun): that call takes
+# Numba a few seconds to compile, once per machine and kind of run, which a problem solved only a few
+# times would not win back
+RERUN_AFTER = 8
 
 
 def attributes(problem):

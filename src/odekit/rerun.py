@@ -3,7 +3,8 @@
 An optimizer, a sweep or a benchmark solves one problem thousands of times.
 Set up in Python, every such solve paid about 36 us before its first step
 (checks, work arrays, tolerances, recording, a :class:`~odekit.Solution`);
-numbalsoda's whole call costs 2 us.  From the third such solve on (see
+numbalsoda's whole call costs 2 us.  Once a start has been copied
+:data:`~odekit.integrator.RERUN_AFTER` times (see
 :meth:`odekit.Integrator._started`), :func:`odekit.solve` hands the run to a
 :class:`Rerun`: the loop over an ensemble's trajectories (:func:`odekit.kernels.
 ensemble.make_chunk`), run for one trajectory -- the work arrays and run
@@ -61,7 +62,7 @@ def rerun(solve_key, problem):
 
 
 def keep(solve_key, start, t_eval, save_every):
-    """Keep a :class:`Rerun` of ``start`` (a kept start, see :meth:`odekit.Integrator._started`) for
+    """Keep a :class:`Rerun` of ``start`` (a start copied often, see :meth:`odekit.Integrator._started`) for
     ``solve_key``, if its run can be one."""
     try:
         made = Rerun.made(start, t_eval, save_every)

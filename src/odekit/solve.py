@@ -135,12 +135,13 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     Notes
     -----
     A problem solved again -- the same problem object, method and options,
-    its attributes not reassigned -- is not set up again: from the third
-    such solve on (the second keeps its start), one compiled call restores
-    the run as it started, reads ``y0`` afresh, evaluates ``f`` there and
-    runs the loop (:mod:`odekit.rerun`), with the numbers of a first solve,
-    bit for bit.  Not with ``progress``, ``events``, a ``controller``
-    object, ``dense_output`` or arrays of tolerances.
+    its attributes not reassigned -- is not set up again: its second solve
+    keeps its start, the next ones copy it, and after
+    :data:`~odekit.integrator.RERUN_AFTER` copies one compiled call
+    restores the run as it started, reads ``y0`` afresh, evaluates ``f``
+    there and runs the loop (:mod:`odekit.rerun`), with the numbers of a
+    first solve, bit for bit.  Not with ``progress``, ``events``, a
+    ``controller`` object, ``dense_output`` or arrays of tolerances.
     """
     solve_key = None
     if progress is None and events is None and controller is None and step_control is None and \
@@ -170,9 +171,9 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
         return _nothing_to_integrate(problem, method, t_eval, dense_output, **options)
     if progress is not None:
         return _Reporting(problem, method, progress, **options)._solve(t_eval, dense_output, save_every)
-    kept = None if solve_key is None else functools.partial(rerun.keep, solve_key, t_eval=t_eval,
-                                                            save_every=save_every)
-    return _Run._started(problem, method, options, kept)._solve(t_eval, dense_output, save_every)
+    often = None if solve_key is None else functools.partial(rerun.keep, solve_key, t_eval=t_eval,
+                                                             save_every=save_every)
+    return _Run._started(problem, method, options, often)._solve(t_eval, dense_output, save_every)
 
 
 def _reversible(problem, method, step_control, h, max_steps, save_every, backend, others):

@@ -84,11 +84,11 @@ def _run(family, args):
 
 
 def _solve_and_step(problem, method, options):
-    """What a first solve compiles, what a second adds (the one call that runs a solve again, see
-    :mod:`odekit.rerun`), and what a first :meth:`Integrator.step` adds (its one-argument call)."""
-    from .integrator import Integrator
+    """What a first solve compiles, what a problem solved often adds (the one call that runs a solve
+    again, see :mod:`odekit.rerun`), and what a first :meth:`Integrator.step` adds (its one-argument call)."""
+    from .integrator import RERUN_AFTER, Integrator
     from .solve import solve
 
-    for _ in range(2):
+    for _ in range(RERUN_AFTER + 2):
         solve(problem, method, backend="numba", **options)
     Integrator(problem, method, backend="numba", **options).step()
