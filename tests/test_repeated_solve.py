@@ -114,7 +114,7 @@ def test_a_started_integrator_is_its_own():
 # --- a problem solved often: one compiled call (odekit.rerun) ------------------------------
 
 def _rerun_of(problem):
-    (found,) = [r for r in rerun._RERUNS.values() if r.problem is problem]
+    (found,) = [r for r in rerun._RERUNS.values() if r is not None and r.problem is problem]
     return found
 
 
@@ -232,3 +232,23 @@ def test_a_solution_keeps_its_numbers_when_the_problem_is_solved_again(options):
     two = odekit.solve(problem, "dp54", rtol=1e-9, **options)
     assert not np.array_equal(one.y[-1], two.y[-1])
     assert_same(one, fresh_solve(odekit.problems.lorenz(y0=tuple(y0), t_end=30.0), "dp54", rtol=1e-9, **options))
+
+
+def test_solves_that_differ_in_what_they_keep_each_get_their_call_and_a_large_output_none():
+    # t_eval and save_every are not part of a start: one start, copied for both kinds of solve
+    problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(3.0,))
+    firsts = [fresh_solve(problem, "dp54", t_eval=t_eval) for t_eval in ([0.5, 1.0], [0.25, 0.75])]
+    for _ in range(integrator.RERUN_AFTER + 2):
+        for t_eval in ([0.5, 1.0], [0.25, 0.75]):
+            odekit.solve(problem, "dp54", t_eval=t_eval)
+    runs = [r for r in rerun._RERUNS.values() if r is not None and r.problem is problem]
+    assert len(runs) == 2 and all(r.runs > 0 for r in runs)
+    for t_eval, first in zip(([0.5, 1.0], [0.25, 0.75]), firsts):
+        assert_same(odekit.solve(problem, "dp54", t_eval=t_eval), first)
+    # every step of a long fixed-step run: more rows than a call keeps, so none is made, once
+    long = odekit.ODEProblem(_decay, (0.0, 100.0), [1.0], args=(0.01,))
+    first = fresh_solve(long, "rk4", h=0.001)
+    often(long, "rk4", h=0.001)
+    assert [k for k, r in rerun._RERUNS.items() if k[0] == id(long)] and \
+        all(r is None for k, r in rerun._RERUNS.items() if k[0] == id(long))
+    assert_same(odekit.solve(long, "rk4", h=0.001), first)

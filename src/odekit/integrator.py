@@ -242,8 +242,8 @@ class Integrator:
         the controller from the options, scalar ``args`` and tolerances, at
         most :data:`STARTS_SIZE` numbers in the work arrays; a problem whose
         attributes were reassigned since is set up anew.  ``often(start)``, if
-        given, is called with the start kept once it has been copied
-        :data:`RERUN_AFTER` times (see :mod:`odekit.rerun`).
+        given, is called with the start kept each time it is copied from the
+        :data:`RERUN_AFTER`-th time on (see :mod:`odekit.rerun`).
         """
         try:
             key = (id(problem), method, tuple(options.items()))
@@ -255,7 +255,7 @@ class Integrator:
             integ = kept[2]._copy()
             if integ is not None:
                 kept[3] += 1
-                if kept[3] == RERUN_AFTER and often is not None:
+                if kept[3] >= RERUN_AFTER and often is not None:
                     often(kept[2])
                 return integ
         integ = cls(problem, method, **options)

@@ -21,7 +21,6 @@ Solution at once; any other -- one that goes on, fills its buffers or fails
 on, or reports, as a solve does.
 """
 
-import contextlib
 import copy
 import warnings
 
@@ -38,7 +37,7 @@ from .recording import SMALL_BYTES, Recorder
 from .solution import Solution, Stats, Status
 from .theory.stiffness import STARVING_STEPS, StiffnessWarning, fixed_step_warning
 
-_RERUNS = {}        # key of solve()'s arguments (see key) -> its Rerun
+_RERUNS = {}        # key of solve()'s arguments (see key) -> its Rerun, or None: it cannot be one
 
 
 def key(problem, method, t_eval, backend, linear_solver, values):
@@ -63,16 +62,20 @@ def rerun(solve_key, problem):
 
 def keep(solve_key, start, t_eval, save_every):
     """Keep a :class:`Rerun` of ``start`` (a start copied often, see :meth:`odekit.Integrator._started`) for
-    ``solve_key``, if its run can be one."""
+    ``solve_key``, or None when its run cannot be one: asked once per key.  (The start is shared by solves
+    whose ``t_eval`` or ``save_every`` differ, each known by its own key.)"""
+    try:
+        if solve_key in _RERUNS:
+            return
+    except TypeError:            # not a key: a t_eval of lists
+        return
     try:
         made = Rerun.made(start, t_eval, save_every)
     except Exception:            # noqa: BLE001 - e.g. Numba failing on the chunk loop: solves go on as they are
-        return
-    if made is not None:
-        if len(_RERUNS) >= STARTS_KEPT:
-            del _RERUNS[next(iter(_RERUNS))]
-        with contextlib.suppress(TypeError):          # not a key: a t_eval of lists
-            _RERUNS[solve_key] = made
+        made = None
+    if len(_RERUNS) >= STARTS_KEPT:
+        del _RERUNS[next(iter(_RERUNS))]
+    _RERUNS[solve_key] = made
 
 
 class Rerun:
