@@ -187,18 +187,29 @@ class Integrator:
             self._fs[L.H] = self._direction * self.controller.h0
         # else H stays 0: the kernel chooses the first step (Hairer's algorithm)
         self._fs[L.ERR_PREV] = 1.0
-        if isinstance(self.controller, FixedStep) and not self.method.implicit:
-            self._warn_if_unstable()
+        self._warn_if_unstable()
 
-    def _warn_if_unstable(self):
-        """Before a fixed-step explicit run: a StiffnessWarning when ``h`` is beyond the stability limit.
+    @property
+    def _fixed_explicit(self):
+        """Whether the run takes fixed steps of an explicit method: those are judged for stability first."""
+        return isinstance(self.controller, FixedStep) and not self.method.implicit
+
+    def _instability(self):
+        """Before a fixed-step explicit run: the StiffnessWarning's message when ``h`` is beyond the stability
+        limit at the current state, else None (None too for any other run).
 
         About 20 evaluations of the problem's function at ``t0`` (see
         :func:`odekit.analysis.stiffness`), made outside the run: not counted in
         :attr:`stats`, and the state of the run is not touched.
         """
-        message = fixed_step_warning(self.problem, self.method, self.controller.h, self._kernels.rhs,
-                                     self.method.second_order_only, self.t, self._y.copy(), self._f)
+        if not self._fixed_explicit:
+            return None
+        return fixed_step_warning(self.problem, self.method, self.controller.h, self._kernels.rhs,
+                                  self.method.second_order_only, self.t, self._y.copy(), self._f)
+
+    def _warn_if_unstable(self):
+        """A StiffnessWarning with :meth:`_instability`'s message, if it has one."""
+        message = self._instability()
         if message:
             warnings.warn(message, StiffnessWarning, stacklevel=_backend.caller_stacklevel())
 
@@ -277,21 +288,24 @@ class Integrator:
     def _copy(self, evaluate=True):
         """This run as it started, with arrays of its own; with ``evaluate``, from the problem's ``y0`` as it is
         now, ``f`` evaluated there (None if that fails: the caller sets the run up anew, and reports it)."""
-        other = copy.copy(self)
-        other._scratch = tuple(a.copy() for a in self._scratch)
-        other._fs, other._ist = self._fs.copy(), self._ist.copy()
-        other._state = RunState(other._fs, other._ist, None)
-        W = other._scratch[0]
-        other._y, other._f = W[L.Y], W[L.F]
-        other.last_events = []
+        other = self._with_arrays(tuple(a.copy() for a in self._scratch), self._fs.copy(), self._ist.copy())
         if evaluate:
             p, k, ist = self.problem, self._kernels, other._ist
             other._y[:] = p.initial_state()
             ist[L.NFEV] = 0
-            if k.deriv(k.rhs, p.args, other._fs[L.T], W, L.Y, L.F, ist, other._fs) != L.SUCCESS:
+            if k.deriv(k.rhs, p.args, other._fs[L.T], other._scratch[0], L.Y, L.F, ist, other._fs) != L.SUCCESS:
                 return None
-            if isinstance(other.controller, FixedStep) and not other.method.implicit:
-                other._warn_if_unstable()
+            other._warn_if_unstable()
+        return other
+
+    def _with_arrays(self, scratch, fs, ist):
+        """This run (its problem, method, kernels, options) on the work arrays ``scratch`` and run state
+        ``fs``, ``ist``, without events, as they stand."""
+        other = copy.copy(self)
+        other._scratch, other._fs, other._ist = scratch, fs, ist
+        other._state = RunState(fs, ist, None)
+        other._y, other._f = scratch[0][L.Y], scratch[0][L.F]
+        other.last_events = []
         return other
 
     # An Integrator compiles when it is made, not in the middle of its steps; a solve's run may
@@ -746,11 +760,9 @@ class Integrator:
         its state in the arrays between calls, so the steps are those of one
         uninterrupted call, bit for bit.  The recorder's buffers grow as needed.
         """
-        k, fs, ist = self._kernels, self._fs, self._ist
+        k, ist = self._kernels, self._ist
         self._quick = None                 # the target, recording and slice written here are this run's
-        fs[L.T_END] = t_target
-        ist[L.RECORD] = recorder.mode
-        ist[L.SAVE_EVERY] = recorder.every
+        self._aim(t_target, recorder)
         end = int(ist[L.NACCEPT]) + pause_after
         size = self._first_slice
         while True:
@@ -784,6 +796,12 @@ class Integrator:
                     self._defer_interrupts()
 
     # --- solve(): the whole span, recorded ---------------------------------------
+    def _aim(self, t_target, recorder):
+        """Write the run's target and what ``recorder`` keeps where the loop reads them."""
+        self._fs[L.T_END] = t_target
+        self._ist[L.RECORD] = recorder.mode
+        self._ist[L.SAVE_EVERY] = recorder.every
+
     def _solve(self, t_eval, dense_output, save_every=1):
         recorder = Recorder(self, t_eval, dense_output, save_every)
         return self._solution(recorder, *self._interruptible(self.problem.t_span[1], NO_LIMIT, recorder))

@@ -32,10 +32,10 @@ from .controllers import FixedStep
 from .integrator import STARTS_KEPT, STARTS_SIZE, attributes, same_attributes
 from .kernels import layout as L
 from .kernels.ensemble import COUNTED, RUNNING, Records, Trajectories, freshener, make_chunk, one_run, picker
-from .kernels.interface import RunState, no_output
-from .recording import SMALL_BYTES, Recorder
+from .kernels.interface import no_output
+from .recording import Recorder
 from .solution import Solution, Stats, Status
-from .theory.stiffness import STARVING_STEPS, StiffnessWarning, fixed_step_warning
+from .theory.stiffness import STARVING_STEPS, StiffnessWarning
 
 _RERUNS = {}        # key of solve()'s arguments (see key) -> its Rerun, or None: it cannot be one
 
@@ -87,8 +87,7 @@ class Rerun:
         start = start._copy(evaluate=False)              # its arrays, written below, are the Rerun's own
         recorder = Recorder(start, t_eval, False, save_every)
         k = start._kernels
-        if (k.backend != "numba" or k.reason or recorder._bytes(recorder.out_t.shape[0], 0) > SMALL_BYTES
-                or sum(a.size for a in start._scratch) + recorder.out_y.size > STARTS_SIZE):
+        if k.backend != "numba" or k.reason or sum(a.size for a in start._scratch) + recorder.out_y.size > STARTS_SIZE:
             return None
         return cls(start, recorder)
 
@@ -99,20 +98,16 @@ class Rerun:
         t1 = problem.t_span[1]
         self.message = f"The solver reached t_end={t1:.6g}."
         # the run state as solve()'s first call of the loop finds it (see Integrator._run), before f is evaluated
+        start._aim(t1, recorder)
         fs0, ist0 = start._fs.copy(), start._ist.copy()
-        fs0[L.T_END] = t1
-        ist0[L.RECORD], ist0[L.SAVE_EVERY] = recorder.mode, recorder.every
         ist0[L.PAUSE_AFTER] = start._first_slice
         ist0[L.HAVE_F] = ist0[L.NFEV] = 0
         self.fs0, self.ist0 = fs0, ist0
         self.starts = bool(ist0[L.NOUT])                 # row 0 of the output is the initial state
         # a fixed-step explicit run warns when h is beyond the stability limit at y0: judged here, again
         # (by a first solve's way) when y0 is not the same
-        explicit_steps = isinstance(start.controller, FixedStep) and not start.method.implicit
-        self.y0 = start._y.tobytes() if explicit_steps else None
-        self.warning = explicit_steps and fixed_step_warning(
-            problem, start.method, start.controller.h, start._kernels.rhs, start.method.second_order_only, start.t,
-            start._y.copy(), start._f)
+        self.y0 = start._y.tobytes() if start._fixed_explicit else None
+        self.warning = start._instability()
         self.stiffness = not (start.method.implicit or isinstance(start.controller, FixedStep))
         self.flat = problem.unflatten(start._y[None]).ndim == 2          # states are rows as they are
         self.runs = 0                                   # solves it ran (from their start on)
@@ -120,7 +115,7 @@ class Rerun:
 
     def _new_lane(self):
         """``(call, records, lane)``: a lane of its own (see :mod:`odekit.kernels.ensemble`) and the
-        compiled call of the run on it.  A lane handed to an Integrator is not taken back."""
+        compiled call of the run on it (the last one went on with an interrupted run, or another thread)."""
         s = self.start
         n, dtype = s._y.size, s._y.dtype
         lane = (tuple(a.copy() for a in s._scratch), None, s._scratch, self.fs0.copy(), self.ist0.copy())
@@ -172,12 +167,7 @@ class Rerun:
 
     def _adopted(self, lane):
         """The run as an :class:`~odekit.Integrator` whose arrays are ``lane``'s, where the call left it."""
-        integ = copy.copy(self.start)
-        integ._scratch, integ._fs, integ._ist = lane[0], lane[3], lane[4]
-        integ._state = RunState(integ._fs, integ._ist, None)
-        integ._y, integ._f = integ._scratch[0][L.Y], integ._scratch[0][L.F]
-        integ.last_events = []
-        return integ
+        return self.start._with_arrays(lane[0], lane[3], lane[4])
 
     def _handed_on(self, records, lane, stopped=None):
         """The run an :class:`~odekit.Integrator` goes on with from where the call left it, and its Solution
