@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .controllers import loose_newton_tolerance, radau5_newton_tolerance, tight_newton_tolerance
-from .kernels.bdf import WORK_ROWS as BDF_ROWS, bdf_restart, bdf_step, history_matrix
+from .kernels.bdf import WORK_ROWS as BDF_ROWS, bdf_extend, bdf_restart, bdf_step, history_matrix
 from .kernels.driver import extends_nothing, keeps_nothing, make_drive
 from .kernels.evaluation import first_order_derivative
 from .kernels.explicit_rk import explicit_rk_step, extend_stages
@@ -237,7 +237,7 @@ def _bdf_arrays(system, n):
 register_family(Family(
     "bdf", "variable-order backward differentiation (multistep, Newton)", BDFCoefficients, bdf_step,
     implicit=True, self_controlled=True, own_dense=True, scale_by_new=True, rows=BDF_ROWS, arrays=_bdf_arrays,
-    restart=bdf_restart, newton_tolerance=loose_newton_tolerance,
+    restart=bdf_restart, extend=bdf_extend, newton_tolerance=loose_newton_tolerance,
     interpolant="the polynomial through its last steps, from its backward differences"))
 register_family(Family(
     "radau", "fully implicit collocation (Radau IIA, Newton on decoupled stages)", CollocationTableau,

@@ -152,7 +152,8 @@ class Integrator:
         self._ctrl = self.controller.params(self.method)
         self._ctrl[L.C_HAS_JAC] = 0.0 if problem.jac is None else 1.0
         self._ctrl[L.C_AUTONOMOUS] = 1.0 if problem.autonomous else 0.0
-        self._ctrl[L.C_NEWTON] = runsetup.newton_tolerance(self.method, self._tol)
+        if self._ctrl[L.C_NEWTON] == 0.0:       # the controller left it to the family
+            self._ctrl[L.C_NEWTON] = runsetup.newton_tolerance(self.method, self._tol)
         self._P = self.method.dense_matrix
         self._method_data = MethodData(self.method.run_data(problem), self._P, self._ctrl, self._tol)
         self.linear_solver = _sparse.linear_solver(linear_solver, problem, self.method.implicit)

@@ -240,15 +240,17 @@ def newton_start(rhs, jac, args, ctrl, tol, need_f, t, W, y, f, have_f, J, ytmp,
 
 
 @jitable
-def factors_serve(fs, hg):
+def factors_serve(fs, hg, change=LU_REUSE):
     """True when the LU factors of ``I - h' g J`` (``fs[LU_HG] = h' g``) serve ``h g``.
 
     They do when ``h'`` and ``h`` differ only in their last bits: a step
     that is kept is recomputed as ``t_new - t`` (and a fixed step's length
     varies along its grid ``t0 + k h``), and simplified Newton does not
-    need its matrix to that precision.
+    need its matrix to that precision.  A method that corrects for the
+    difference (BDF's :func:`odekit.kernels.bdf.newton`) may keep them for
+    a relative ``change`` of ``h g`` up to ``change``.
     """
-    return abs(hg - fs[LU_HG]) <= LU_REUSE * abs(hg)
+    return abs(hg - fs[LU_HG]) <= max(change, LU_REUSE) * abs(hg)
 
 
 @jitable
