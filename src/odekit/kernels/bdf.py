@@ -44,13 +44,12 @@ KD = STAGE               # the interpolant: D_1 .. D_5 as they would be after th
 D0 = STAGE + 5           # the differences D_0 .. D_7
 YP = STAGE + 13          # the prediction
 PSI = STAGE + 14
-DACC = STAGE + 15        # d = y_new - y_p
+DACC = STAGE + 15        # d = y_new - y_p, of the last attempt: committed if it was accepted
 DY = STAGE + 16          # a Newton correction
 FN = STAGE + 17          # f at the Newton iterate
-PEND = STAGE + 18        # d of the last attempt, committed if it was accepted
-TMP = STAGE + 19         # six rows for rescaling the differences
-YT, FT, FB = STAGE + 25, STAGE + 26, STAGE + 27
-WORK_ROWS = STAGE + 28
+TMP = STAGE + 18         # six rows for rescaling the differences
+YT, FT, FB = STAGE + 24, STAGE + 25, STAGE + 26
+WORK_ROWS = STAGE + 27
 # BDF's own run state
 BDF_H = FS_FAMILY            # the step of the backward differences; 0 = not started
 BDF_RATE = FS_FAMILY + 1     # Newton's contraction rate as carried from step to step (C_CARRY_RATE)
@@ -148,10 +147,14 @@ def bdf_extend(rhs, args, m, scratch, t, h, y, ist, fs):
 
 @jitable
 def commit(W, ist, fs):
-    """The last attempt was accepted: ``d`` enters the differences, and its chosen order applies."""
+    """The last attempt was accepted: ``d`` enters the differences, and its chosen order applies.
+
+    Nothing writes row DACC between an attempt and the next (a write of the
+    state from outside restarts the history), so ``d`` is still there.
+    """
     q = ist[BDF_ORDER]
-    scaled_difference(W, D0 + q + 2, PEND, D0 + q + 1, 1.0)     # D_{q+2} = d - D_{q+1}
-    copy_row(W, D0 + q + 1, W, PEND)                           # D_{q+1} = d
+    scaled_difference(W, D0 + q + 2, DACC, D0 + q + 1, 1.0)     # D_{q+2} = d - D_{q+1}
+    copy_row(W, D0 + q + 1, W, DACC)                           # D_{q+1} = d
     for i in range(q, -1, -1):                                 # D_i += D_{i+1}
         axpy(W, D0 + i, 1.0, W, D0 + i + 1)
     fs[BDF_H] = fs[CARRY_H]
@@ -352,5 +355,4 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
         fs[STEP_FACTOR] = max(ctrl[C_FMIN], safety * _factor(err, q + 1))
     fs[CARRY_T] = t
     fs[CARRY_H] = h
-    copy_row(W, PEND, W, DACC)
     return overflowed(W, ynew, fs), have_f, False
