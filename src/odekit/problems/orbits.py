@@ -372,29 +372,38 @@ def _nbody_accel_in_place(W, dst, start, t, x, v, gm):
     if W.shape[1] - start != 3 * n or x.shape[0] != 3 * n:
         return False
     if n < PAIRS_BY_PARTNER:
-        _pairs_once(W[dst, start:], x, gm)
+        _pairs_once(W, dst, start, x, gm)
     else:
         _pairs_by_partner(W, dst, start, x, gm)
     return True
 
 
 @jitable
-def _pairs_once(a, x, gm):
-    """``_nbody_accel``'s loop over the pairs ``i < j``, into the flat ``a``.
+def _pairs_once(W, dst, start, x, gm):
+    """``_nbody_accel``'s loop over the pairs ``i < j``, into ``W[dst, start:]``.
 
     Written twice, here and in ``_nbody_accel``: a zoo function compiles on
     its own (``numba.njit(accel)``, as a user would), so it calls no helper.
+    Its indices are unsigned, so that Numba leaves out its wraparound of
+    negative ones (four instructions an index), and it writes into the row
+    itself, not a view of it (a reference count in and out): compiled, on a
+    shared 2-core machine, the force of 6 bodies took 76 ns instead of 106.
     """
-    n = gm.shape[0]
-    for k in range(3 * n):
+    one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)
+    n = np.uint64(gm.shape[0])
+    a = W[dst]
+    o = np.uint64(start)
+    for k in range(o, o + three * n):
         a[k] = 0.0
-    for i in range(n):
-        xi0, xi1, xi2, gmi = x[3 * i], x[3 * i + 1], x[3 * i + 2], gm[i]
-        ai0, ai1, ai2 = a[3 * i], a[3 * i + 1], a[3 * i + 2]
-        for j in range(i + 1, n):
-            d0 = x[3 * j] - xi0
-            d1 = x[3 * j + 1] - xi1
-            d2 = x[3 * j + 2] - xi2
+    for i in range(np.uint64(0), n):
+        p = three * i
+        xi0, xi1, xi2, gmi = x[p], x[p + one], x[p + two], gm[i]
+        ai0, ai1, ai2 = a[o + p], a[o + p + one], a[o + p + two]
+        for j in range(i + one, n):
+            q = three * j
+            d0 = x[q] - xi0
+            d1 = x[q + one] - xi1
+            d2 = x[q + two] - xi2
             r2 = d0 * d0 + d1 * d1 + d2 * d2
             s = 1.0 / (r2 * math.sqrt(r2))
             sj = gm[j] * s
@@ -402,10 +411,10 @@ def _pairs_once(a, x, gm):
             ai0 += sj * d0
             ai1 += sj * d1
             ai2 += sj * d2
-            a[3 * j] -= si * d0
-            a[3 * j + 1] -= si * d1
-            a[3 * j + 2] -= si * d2
-        a[3 * i], a[3 * i + 1], a[3 * i + 2] = ai0, ai1, ai2
+            a[o + q] -= si * d0
+            a[o + q + one] -= si * d1
+            a[o + q + two] -= si * d2
+        a[o + p], a[o + p + one], a[o + p + two] = ai0, ai1, ai2
 
 
 @jitable(cold=True)
