@@ -788,7 +788,7 @@ def _twin_first(adapt, twin, second_order, compile_function):
     if twin is None:
         return None
     try:
-        rhs = adapt(_twin_adapter(compile_function(twin), second_order))
+        rhs = adapt(_twin_adapter(compile_function(twin, inline=True), second_order))
     except Exception:
         return None
     rhs.writes_in_place = True
@@ -818,7 +818,7 @@ def _compiler(compiled):
     return _as_python
 
 
-def _as_python(fn, signature=None):
+def _as_python(fn, signature=None, inline=False):
     return fn
 
 
