@@ -24,8 +24,8 @@ import numpy as np
 import scipy.sparse
 
 from . import events as _events
-from .kernels.boris import add_lorentz, load_field
 from .kernels import borrowed
+from .kernels.boris import add_lorentz, load_field
 from .kernels.evaluation import store, store_matrix
 from .kernels.interface import Functions
 from .kernels.layout import SUCCESS

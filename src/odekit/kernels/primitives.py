@@ -125,7 +125,8 @@ def combine(W, out, base, h, C, row, first, m):
 
 def _finite_from_loop(W, row, start):
     # no early return: a loop without one LLVM vectorises, and a row is finite but when a run fails;
-    # unsigned indices: with Numba's wraparound of negative ones LLVM gathered the entries one by one
+    # unsigned indices: from a start that is not 0, Numba's wraparound of negative ones made LLVM gather the
+    # entries one by one
     finite = True
     for q in range(np.uint64(start), np.uint64(W.shape[1])):
         finite &= np.isfinite(W[row, q])
