@@ -144,6 +144,36 @@ def test_nonfinite_message_names_a_time_at_which_fun_was_nonfinite():
     assert not np.all(np.isfinite(nan_after(t_claimed, np.array([1.0, 2.0])))), sol.message
 
 
+def _last_force_nan_after(t, x, v):
+    """-x, until t = 0.55; then the last body's last component is nan (the lone entry past four of a vector)."""
+    a = -x
+    if t >= 0.55:
+        a[-1] = np.nan
+    return a
+
+
+def _force_that_overflows_the_state(t, x, v):
+    return np.full_like(x, 1e308)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_a_splitting_step_checks_the_whole_force_and_state_it_computes_in_place(backend):
+    """The splitting step computes the force into the row of the derivative at its end and checks only
+    that half: a nan in the force's last entry stops the run at the step that evaluated it, and a state
+    that overflows with finite forces says so."""
+    x0, v0 = np.ones(5), np.zeros(5)
+    prob = SecondOrderProblem(_last_force_nan_after, (0.0, 1.0), x0, v0, velocity_dependent=False)
+    sol = solve(prob, "velocity_verlet", h=0.1, backend=backend)
+    assert sol.backend == backend and sol.status == Status.NONFINITE
+    np.testing.assert_allclose(sol.t, np.arange(6) * 0.1, rtol=0, atol=1e-15)   # the force at 0.6 is nan
+    assert np.all(np.isfinite(sol.y))
+    assert "force" in sol.message and "at t=0.6" in sol.message and "from t=0.5" in sol.message, sol.message
+    runaway = SecondOrderProblem(_force_that_overflows_the_state, (0.0, 10.0), x0, v0, velocity_dependent=False)
+    sol = solve(runaway, "velocity_verlet", h=1.0, backend=backend)
+    assert sol.status == Status.NONFINITE and "overflowed" in sol.message, sol.message
+    assert sol.t[-1] == 1.0 and np.all(np.isfinite(sol.y))      # x reaches 2e308 in the second step's drift
+
+
 def test_nonfinite_mid_run_adaptive_shrinks_the_step_then_reports_underflow():
     sol = solve(ODEProblem(nan_after, (0.0, 1.0), [1.0, 2.0]), "dp54", backend="python")
     assert sol.status == Status.STEP_UNDERFLOW   # f is nan for every t >= 0.55: nothing gets past it

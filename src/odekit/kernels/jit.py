@@ -273,10 +273,15 @@ def _quiet():
         yield
 
 
-def compile_function(fn, signature=None):
+def compile_function(fn, signature=None, inline=False):
     """A user's function or an adapter, compiled lazily -- or now for ``signature``,
-    and then returned as a :class:`FirstClass` function for the kernels."""
-    dispatcher = fn if isinstance(fn, CPUDispatcher) else numba.njit(**OPTIONS)(fn)
+    and then returned as a :class:`FirstClass` function for the kernels.
+
+    ``inline``: LLVM inlines it into the function that calls it (an in-place
+    twin into its adapter: a call that passed some thirty words on the stack).
+    """
+    options = dict(OPTIONS, forceinline=True) if inline else OPTIONS
+    dispatcher = fn if isinstance(fn, CPUDispatcher) else numba.njit(**options)(fn)
     if signature is None:
         return dispatcher
     with _quiet():

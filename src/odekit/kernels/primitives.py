@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from . import compiled_as
+from . import compiled_as, jitable
 
 
 # --- copies and updates of rows --------------------------------------------------
@@ -123,18 +123,26 @@ def combine(W, out, base, h, C, row, first, m):
 
 # --- checks and norms ----------------------------------------------------------
 
-def _all_finite_loop(W, row):
-    # no early return: a loop without one LLVM vectorises, and a row is finite but when a run fails
+def _finite_from_loop(W, row, start):
+    # no early return: a loop without one LLVM vectorises, and a row is finite but when a run fails;
+    # unsigned indices: from a start that is not 0, Numba's wraparound of negative ones made LLVM gather the
+    # entries one by one
     finite = True
-    for q in range(W.shape[1]):
+    for q in range(np.uint64(start), np.uint64(W.shape[1])):
         finite &= np.isfinite(W[row, q])
     return finite
 
 
-@compiled_as(_all_finite_loop)
+@compiled_as(_finite_from_loop)
+def finite_from(W, row, start):
+    """True when every entry of ``W[row, start:]`` is finite."""
+    return bool(np.isfinite(W[row, start:]).all())
+
+
+@jitable
 def all_finite(W, row):
     """True when every entry of ``W[row]`` is finite."""
-    return bool(np.isfinite(W[row]).all())
+    return finite_from(W, row, 0)
 
 
 def _error_norm_loop(W, err, y, ynew, tol):

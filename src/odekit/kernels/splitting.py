@@ -50,9 +50,9 @@ import numpy as np
 
 from . import compiled_as, jitable
 from .boris import boris_kick, has_field, lorentz
-from .evaluation import evaluate_finite, overflowed
-from .layout import CARRY_H, STAGE, SUCCESS
-from .primitives import copy_row
+from .evaluation import evaluate, evaluate_finite, overflowed
+from .layout import CARRY_H, NONFINITE, STAGE, SUCCESS, T_FAIL
+from .primitives import copy_row, finite_from
 
 ACC = STAGE          # the force, in the second half (the first half stays finite)
 HALF = STAGE + 1     # leapfrog's half-step velocity w, in the second half
@@ -86,6 +86,36 @@ def kick(W, row, alpha, arow):
     """``v += alpha * a``: the velocities of row ``row``, the force in row ``arow``."""
     n = W.shape[1] // 2
     W[row, n:] += alpha * W[arow, n:]
+
+
+def _drift_into_loop(W, dst, src, alpha):
+    n = W.shape[1] // 2
+    for i in range(n):
+        W[dst, i] = W[src, i] + alpha * W[src, n + i]
+        W[dst, n + i] = W[src, n + i]
+
+
+@compiled_as(_drift_into_loop)
+def drift_into(W, dst, src, alpha):
+    """Row ``dst`` = row ``src`` drifted by ``alpha``: ``x + alpha v`` and ``v``; :func:`drift` and a copy in one pass."""
+    n = W.shape[1] // 2
+    W[dst, :n] = W[src, :n] + alpha * W[src, n:]
+    W[dst, n:] = W[src, n:]
+
+
+def _kick_into_loop(W, dst, src, alpha, arow):
+    n = W.shape[1] // 2
+    for i in range(n):
+        W[dst, i] = W[src, i]
+        W[dst, n + i] = W[src, n + i] + alpha * W[arow, n + i]
+
+
+@compiled_as(_kick_into_loop)
+def kick_into(W, dst, src, alpha, arow):
+    """Row ``dst`` = row ``src`` kicked by ``alpha`` times the force in row ``arow``: ``x`` and ``v + alpha a``."""
+    n = W.shape[1] // 2
+    W[dst, :n] = W[src, :n]
+    W[dst, n:] = W[src, n:] + alpha * W[arow, n:]
 
 
 def _copy_velocity_loop(W, dst, dst_half, src):
@@ -239,15 +269,102 @@ def kick_of(W, row, tau, arow, rotating):
         kick(W, row, tau, arow)
 
 
+@jitable
+def drift_from(W, row, src, tau, with_damping):
+    """A drift of ``tau`` of row ``row``, which starts as row ``src``: the plain one copies as it drifts."""
+    if src == row or with_damping:
+        if src != row:
+            copy_row(W, row, W, src)
+        drift_of(W, row, tau, row, with_damping)
+    else:
+        drift_into(W, row, src, tau)
+
+
+@jitable
+def kick_from(W, row, src, tau, arow, rotating):
+    """A kick of ``tau`` of row ``row``, which starts as row ``src``: the plain one copies as it kicks."""
+    if src == row or rotating:
+        if src != row:
+            copy_row(W, row, W, src)
+        kick_of(W, row, tau, arow, rotating)
+    else:
+        kick_into(W, row, src, tau, arow)
+
+
 # --- the step ----------------------------------------------------------------------
 
 @jitable
 def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs):
-    """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
+    """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``.
+
+    The force is computed into row ``fnew``, whose second half is where the
+    derivative ``[v, a - c v]`` at ``ynew`` keeps it, and the first kick of
+    an undamped step without a field reads it from row ``f`` (see
+    :func:`force_row`).  The step's first drift or kick reads row ``y``, so
+    that ``ynew`` is written once and not first copied.  Each of these
+    passes over the state took as long as the force of a few bodies
+    (benchmarks/bench_nbody.py); the numbers are the same.
+    """
+    if m[2][1] != 0:
+        return leapfrog_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs)
     drifts, kicks, flags = m
     W = scratch[0]
-    copy_row(W, ynew, W, y)
     velocity_dependent = flags[0] != 0
+    with_damping = damped(W)
+    rotating = has_field(W)
+    have_a, arow = force_row(W, y, f, have_f, fnew, with_damping, rotating)
+    src = y                                      # the row the next drift or kick starts from
+    tau = 0.0
+    for i in range(kicks.shape[0]):
+        if drifts[i] != 0.0:
+            drift_from(W, ynew, src, drifts[i] * h, with_damping)
+            src = ynew
+            tau += drifts[i]
+            have_a = False
+        if not have_a:
+            code = evaluate_force(rhs, args, t + tau * h, W, src, fnew, ist, fs)
+            if code != SUCCESS:
+                return code, have_f, False
+            arow = fnew
+        kick_from(W, ynew, src, kicks[i] * h, arow, rotating)
+        src = ynew
+        have_a = not velocity_dependent
+    return finish_step(W, ynew, fnew, arow, drifts[-1] * h, have_a, have_f, with_damping, fs)
+
+
+@jitable
+def force_row(W, y, f, have_f, fnew, with_damping, rotating):
+    """``(have_a, arow)``: whether the force at row ``y`` is known, and the row whose second half holds it.
+
+    Row ``f``, the derivative ``[v, a - c v]`` at ``y``, when there is no
+    damping; with damping, ``c v`` is added back in row ``fnew``.  With a
+    field ``f`` holds ``v x b`` too: the force is evaluated afresh.
+    """
+    if not have_f or rotating:
+        return False, fnew
+    if not with_damping:
+        return True, f
+    copy_row(W, fnew, W, f)
+    damp(W, fnew, y, -1.0)                       # the force a alone
+    return True, fnew
+
+
+@jitable
+def evaluate_force(rhs, args, t, W, src, dst, ist, fs):
+    """:func:`~odekit.kernels.evaluation.evaluate`, and NONFINITE when the force (the second half of row ``dst``)
+    holds inf or nan; the first half is not the force's (the splitting step computes it into ``f_new``)."""
+    code = evaluate(rhs, args, t, W, src, dst, ist, fs)
+    if code == SUCCESS and not finite_from(W, dst, W.shape[1] // 2):
+        fs[T_FAIL] = t
+        return NONFINITE
+    return code
+
+
+@jitable
+def leapfrog_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs):
+    """Staggered leapfrog's step (``flags[1]``), its half-step velocity in row ``HALF``; as :func:`splitting_step`."""
+    W = scratch[0]
+    copy_row(W, ynew, W, y)
     with_damping = damped(W)
     rotating = has_field(W)
     have_a = have_f and not rotating             # (f holds v x b too: the force is evaluated afresh)
@@ -255,57 +372,45 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yn
         copy_row(W, ACC, W, f)                   # f = [v, a - c v]
         if with_damping:
             damp(W, ACC, y, -1.0)                # the force a alone
-    if flags[1] != 0:
-        if fs[CARRY_H] != h:                     # open the half-step velocity
-            if not have_a:
-                code = evaluate_finite(rhs, args, t, W, ynew, ACC, ist, fs)
-                if code != SUCCESS:
-                    return code, have_f, False
-            copy_row(W, HALF, W, ynew)
-            kick(W, HALF, 0.5 * h, ACC)
-        drift_of(W, ynew, h, HALF, with_damping)  # drift a whole step with v(t + h/2)
-        code = evaluate_finite(rhs, args, t + h, W, ynew, ACC, ist, fs)
-        if code != SUCCESS:
-            fs[CARRY_H] = 0.0
-            return code, have_f, False
-        copy_velocity(W, ynew, 1, HALF)
-        kick(W, ynew, 0.5 * h, ACC)              # synchronised v(t + h), for output
-        kick(W, HALF, h, ACC)                    # v(t + 3h/2) for the next step
-        fs[CARRY_H] = h
-        derivative_from_force(W, fnew, ynew, with_damping)
-        return overflowed(W, ynew, fs), have_f, True
-    tau = 0.0
-    for i in range(kicks.shape[0]):
-        if drifts[i] != 0.0:
-            drift_of(W, ynew, drifts[i] * h, ynew, with_damping)
-            tau += drifts[i]
-            have_a = False
+    if fs[CARRY_H] != h:                         # open the half-step velocity
         if not have_a:
-            code = evaluate_finite(rhs, args, t + tau * h, W, ynew, ACC, ist, fs)
+            code = evaluate_finite(rhs, args, t, W, ynew, ACC, ist, fs)
             if code != SUCCESS:
                 return code, have_f, False
-        kick_of(W, ynew, kicks[i] * h, ACC, rotating)
-        have_a = not velocity_dependent
-    return finish_step(W, ynew, fnew, drifts[-1] * h, have_a, have_f, with_damping, fs)
+        copy_row(W, HALF, W, ynew)
+        kick(W, HALF, 0.5 * h, ACC)
+    drift_of(W, ynew, h, HALF, with_damping)      # drift a whole step with v(t + h/2)
+    code = evaluate_finite(rhs, args, t + h, W, ynew, ACC, ist, fs)
+    if code != SUCCESS:
+        fs[CARRY_H] = 0.0
+        return code, have_f, False
+    copy_velocity(W, ynew, 1, HALF)
+    kick(W, ynew, 0.5 * h, ACC)                  # synchronised v(t + h), for output
+    kick(W, HALF, h, ACC)                        # v(t + 3h/2) for the next step
+    fs[CARRY_H] = h
+    derivative_from_force(W, fnew, ynew, ACC, with_damping)
+    return overflowed(W, ynew, fs), have_f, True
 
 
 @jitable
-def finish_step(W, ynew, fnew, last_drift, have_a, have_f, with_damping, fs):
+def finish_step(W, ynew, fnew, arow, last_drift, have_a, have_f, with_damping, fs):
     """A splitting step's end: its last drift (``last_drift``, a length of time), then ``W[fnew]`` from the
-    force in row ``ACC`` when that force is still the state's (``have_a``); ``(code, have_f, have_fnew)``."""
+    force in row ``arow`` when that force is still the state's (``have_a``); ``(code, have_f, have_fnew)``."""
     if last_drift != 0.0:
         drift_of(W, ynew, last_drift, ynew, with_damping)
         have_a = False
     if have_a:
-        derivative_from_force(W, fnew, ynew, with_damping)
+        derivative_from_force(W, fnew, ynew, arow, with_damping)
         return overflowed(W, ynew, fs), have_f, True
     return overflowed(W, ynew, fs), have_f, False
 
 
 @jitable
-def derivative_from_force(W, dst, src, with_damping):
-    """``W[dst] = [v, a + v x b - c v]`` from the force ``a`` in row ``ACC`` and ``v`` of row ``src``."""
-    copy_velocity(W, dst, 1, ACC)                # (the second halves: the force)
+def derivative_from_force(W, dst, src, arow, with_damping):
+    """``W[dst] = [v, a + v x b - c v]`` from the force ``a`` in row ``arow`` (``dst`` itself, or another) and ``v``
+    of row ``src``."""
+    if arow != dst:
+        copy_velocity(W, dst, 1, arow)           # (the second halves: the force)
     copy_velocity(W, dst, 0, src)
     if has_field(W):
         lorentz(W, dst, src, 1.0)

@@ -267,7 +267,7 @@ def implicit_velocity_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, ha
                 return code, have_f, False
             have_a = True
         explicit = drifts[i + 1] - implicit
-    return finish_step(W, ynew, fnew, drifts[-1] * h, have_a, have_f, with_damping, fs)
+    return finish_step(W, ynew, fnew, ACC, drifts[-1] * h, have_a, have_f, with_damping, fs)
 
 
 @jitable

@@ -344,7 +344,7 @@ def _nbody_accel(t, x, v, gm):
     return a
 
 
-PAIRS_BY_PARTNER = 48       # bodies from which the in-place twin takes the vectorised loop
+PAIRS_BY_PARTNER = 40       # bodies from which the in-place twin takes the vectorised loop
 
 
 def _nbody_accel_in_place(W, dst, start, t, x, v, gm):
@@ -360,41 +360,56 @@ def _nbody_accel_in_place(W, dst, start, t, x, v, gm):
     ``_nbody_accel``'s ``a[j] -= si d``, negated exactly), so it may be
     computed body by body in any order of ``e``.  From
     ``PAIRS_BY_PARTNER`` bodies on, the positions are copied into a
-    structure of arrays and, for each partner ``k``, every body is updated
-    at once: a loop that Numba's LLVM vectorises, although it computes each
-    pair's ``1 / r^3`` twice.  On a shared 2-core machine (AVX2), the force
-    of 100 bodies took 20 us instead of 26; the two loops took as long at
-    about 48 bodies (below, the pairs are taken once, as ``_nbody_accel``
-    does; 6 bodies 75 ns against 520, the structure of arrays allocated
+    structure of arrays and the pairs of body ``i``, ``j > i``, are taken
+    at once, in a loop that Numba's LLVM vectorises: each pair's ``1 / r^3``
+    (a square root and a division, the divider's work that bounds the
+    force) and its terms of the bodies ``j``; body ``i``'s own sum is then
+    added up in order, for two bodies at a time so that the two chains of
+    additions overlap (see :func:`_pairs_by_rows`).  On a shared 2-core
+    machine (AVX2), the force of 100 bodies took 16.6 us (26 with the pairs
+    taken once, 19.6 with every body updated partner by partner, which
+    computed each ``1 / r^3`` twice); the two ways took as long at about
+    40 bodies (32: 2.2 us taking the pairs once against 2.5; 48: 5.0
+    against 4.5), and below, the pairs are taken once, as ``_nbody_accel``
+    does (8 bodies 0.13 us against 0.41, the structure of arrays allocated
     and copied for nothing).
     """
     n = gm.shape[0]
     if W.shape[1] - start != 3 * n or x.shape[0] != 3 * n:
         return False
     if n < PAIRS_BY_PARTNER:
-        _pairs_once(W[dst, start:], x, gm)
+        _pairs_once(W, dst, start, x, gm)
     else:
-        _pairs_by_partner(W, dst, start, x, gm)
+        _pairs_by_rows(W, dst, start, x, gm)
     return True
 
 
 @jitable
-def _pairs_once(a, x, gm):
-    """``_nbody_accel``'s loop over the pairs ``i < j``, into the flat ``a``.
+def _pairs_once(W, dst, start, x, gm):
+    """``_nbody_accel``'s loop over the pairs ``i < j``, into ``W[dst, start:]``.
 
     Written twice, here and in ``_nbody_accel``: a zoo function compiles on
     its own (``numba.njit(accel)``, as a user would), so it calls no helper.
+    Its indices are unsigned, so that Numba leaves out its wraparound of
+    negative ones (four instructions an index), and it writes into the row
+    itself, not a view of it (a reference count in and out): compiled, on a
+    shared 2-core machine, the force of 6 bodies took 76 ns instead of 117.
     """
-    n = gm.shape[0]
-    for k in range(3 * n):
+    one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)
+    n = np.uint64(gm.shape[0])
+    a = W[dst]
+    o = np.uint64(start)
+    for k in range(o, o + three * n):
         a[k] = 0.0
-    for i in range(n):
-        xi0, xi1, xi2, gmi = x[3 * i], x[3 * i + 1], x[3 * i + 2], gm[i]
-        ai0, ai1, ai2 = a[3 * i], a[3 * i + 1], a[3 * i + 2]
-        for j in range(i + 1, n):
-            d0 = x[3 * j] - xi0
-            d1 = x[3 * j + 1] - xi1
-            d2 = x[3 * j + 2] - xi2
+    for i in range(np.uint64(0), n):
+        p = three * i
+        xi0, xi1, xi2, gmi = x[p], x[p + one], x[p + two], gm[i]
+        ai0, ai1, ai2 = a[o + p], a[o + p + one], a[o + p + two]
+        for j in range(i + one, n):
+            q = three * j
+            d0 = x[q] - xi0
+            d1 = x[q + one] - xi1
+            d2 = x[q + two] - xi2
             r2 = d0 * d0 + d1 * d1 + d2 * d2
             s = 1.0 / (r2 * math.sqrt(r2))
             sj = gm[j] * s
@@ -402,43 +417,73 @@ def _pairs_once(a, x, gm):
             ai0 += sj * d0
             ai1 += sj * d1
             ai2 += sj * d2
-            a[3 * j] -= si * d0
-            a[3 * j + 1] -= si * d1
-            a[3 * j + 2] -= si * d2
-        a[3 * i], a[3 * i + 1], a[3 * i + 2] = ai0, ai1, ai2
+            a[o + q] -= si * d0
+            a[o + q + one] -= si * d1
+            a[o + q + two] -= si * d2
+        a[o + p], a[o + p + one], a[o + p + two] = ai0, ai1, ai2
 
 
 @jitable(cold=True)
-def _pairs_by_partner(W, dst, start, x, gm):
-    """Every body's sum, partner by partner, in a structure of arrays: see :func:`_nbody_accel_in_place`."""
+def _pairs_by_rows(W, dst, start, x, gm):
+    """Each pair once, in a structure of arrays, two bodies' rows of pairs at a time: see
+    :func:`_nbody_accel_in_place`.
+
+    Body ``i``'s sum gets the terms of its partners ``k < i`` from their
+    rows (vectorised), then those of ``j > i`` in order: the same sums, in
+    the same order, as the pairs taken once.
+    """
     n = gm.shape[0]
-    S = np.zeros((6, n))
+    S = np.empty((6, n))                    # positions, then sums, by rows
+    T = np.empty((2, n))                    # two rows' 1 / r^3
     X, Y, Z, A0, A1, A2 = S[0], S[1], S[2], S[3], S[4], S[5]
     for e in range(n):
         X[e], Y[e], Z[e] = x[3 * e], x[3 * e + 1], x[3 * e + 2]
-    for k in range(n):
-        _partner_terms(S, k, gm[k], 0, k)
-        _partner_terms(S, k, gm[k], k + 1, n)
+        A0[e] = A1[e] = A2[e] = 0.0
+    for i in range(0, n - 1, 2):            # (the last body of an odd count has no row)
+        k = i + 1
+        _row_terms(S, T[0], i, gm[i], gm)
+        _row_terms(S, T[1], k, gm[k], gm)
+        xi0, xi1, xi2 = X[i], Y[i], Z[i]
+        xk0, xk1, xk2 = X[k], Y[k], Z[k]
+        c = gm[k] * T[0, k]
+        a0 = A0[i] + c * (xk0 - xi0)
+        a1 = A1[i] + c * (xk1 - xi1)
+        a2 = A2[i] + c * (xk2 - xi2)
+        b0, b1, b2 = A0[k], A1[k], A2[k]
+        for j in range(np.uint64(k + 1), np.uint64(n)):
+            c = gm[j] * T[0, j]
+            a0 += c * (X[j] - xi0)
+            a1 += c * (Y[j] - xi1)
+            a2 += c * (Z[j] - xi2)
+            c = gm[j] * T[1, j]
+            b0 += c * (X[j] - xk0)
+            b1 += c * (Y[j] - xk1)
+            b2 += c * (Z[j] - xk2)
+        A0[i], A1[i], A2[i] = a0, a1, a2
+        A0[k], A1[k], A2[k] = b0, b1, b2
     for e in range(n):
         W[dst, start + 3 * e], W[dst, start + 3 * e + 1], W[dst, start + 3 * e + 2] = A0[e], A1[e], A2[e]
 
 
 @jitable
-def _partner_terms(S, k, gmk, lo, hi):
-    """``a_e += G m_k s_ek (x_k - x_e)`` for the bodies ``lo <= e < hi``; ``S``: positions, then sums, by rows."""
+def _row_terms(S, s, i, gmi, gm):
+    """The pairs of body ``i`` and ``j > i``: ``s[j] = 1 / r^3``, and ``a_j += G m_i s (x_i - x_j)`` (``a_j -= G m_i
+    s d``, ``d = x_j - x_i``, as the pairs taken once); ``S``: positions, then sums, by rows."""
     X, Y, Z, A0, A1, A2 = S[0], S[1], S[2], S[3], S[4], S[5]
-    xk0, xk1, xk2 = X[k], Y[k], Z[k]
+    xi0, xi1, xi2 = X[i], Y[i], Z[i]
     # unsigned indices: Numba then leaves out its wraparound of negative ones, which kept LLVM from
     # vectorising the loop ("cannot identify array bounds")
-    for e in range(np.uint64(lo), np.uint64(hi)):
-        d0 = xk0 - X[e]
-        d1 = xk1 - Y[e]
-        d2 = xk2 - Z[e]
+    for j in range(np.uint64(i + 1), np.uint64(gm.shape[0])):
+        d0 = X[j] - xi0
+        d1 = Y[j] - xi1
+        d2 = Z[j] - xi2
         r2 = d0 * d0 + d1 * d1 + d2 * d2
-        c = gmk * (1.0 / (r2 * math.sqrt(r2)))
-        A0[e] += c * d0
-        A1[e] += c * d1
-        A2[e] += c * d2
+        q = 1.0 / (r2 * math.sqrt(r2))
+        s[j] = q
+        c = gmi * q
+        A0[j] -= c * d0
+        A1[j] -= c * d1
+        A2[j] -= c * d2
 
 
 _nbody_accel.in_place_twin = _nbody_accel_in_place
