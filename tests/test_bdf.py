@@ -102,10 +102,7 @@ def test_error_falls_with_the_tolerance_and_the_order_climbs(name):
         integ.advance_to(10.0)
         errors.append(float(np.max(np.abs(integ.y - exact_ref))))
         top = int(integ._ist[bdf_kernel.BDF_ORDER])
-    # each within ten tolerances, and down a hundredfold over the four decades (one decade's ratio is not
-    # bounded below: bdf's error at rtol 1e-6 is 5e-8 where the one at 1e-8 is 1.2e-8, a cancellation)
-    assert all(e <= 10 * rtol for e, rtol in zip(errors, (1e-4, 1e-6, 1e-8))), errors
-    assert errors[2] < errors[0] / 100, errors
+    assert errors[1] < errors[0] / 10 and errors[2] < errors[1] / 10, errors
     assert top == 5                                            # tight tolerance, smooth solution: order 5
 
 
@@ -282,7 +279,7 @@ def test_ndf_newton_stops_where_scipys_bdf_stops(span, rtol, backend):
     assert sol.stats.njev <= ref.njev
 
 
-# --- LSODE's Newton iteration (MethodControl(newton="lsode"), the default) --------------------------
+# --- LSODE's Newton matrix (MethodControl(newton="lsode"), the default) -----------------------------
 
 def test_newton_is_lsode_or_scipy():
     with pytest.raises(ValueError, match=r"newton must be 'lsode' or 'scipy', got 'cvode'"):
@@ -319,21 +316,6 @@ def test_factors_are_kept_while_c_changes_by_less_than_30_percent():
     assert lsode[:, 2].sum() <= 0.7 * scipy_way[:, 2].sum()
 
 
-def test_one_newton_iteration_suffices_on_the_carried_rate_at_most_five_steps_running():
-    """The contraction rate carried from step to step lets a step stop after one evaluation; it is measured
-    again after at most CARRIED_STEPS such steps (with no limit, Van der Pol at rtol 1e-3 jumped its
-    relaxation and ended 0.65 off).  SciPy's test needs two evaluations in every step."""
-    prob = odekit.ODEProblem(linear, (0.0, 10.0), [1.0, 0.5], jac=lambda t, y: np.diag(LAMBDA))
-    lsode = _per_step(prob, odekit.MethodControl(), 1e-8)
-    plain = lsode[:, 4] == 0                                       # no Jacobian, no rejection in the step
-    single = plain & (lsode[:, 3] == 1)
-    assert np.count_nonzero(single) >= 0.1 * len(lsode)
-    runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], single.astype(int), [0]]))))[::2]
-    assert runs.max() == bdf_kernel.CARRIED_STEPS
-    scipy_way = _per_step(prob, SCIPYS_NEWTON, 1e-8)
-    assert np.all(scipy_way[scipy_way[:, 4] == 0, 3] >= 2)
-
-
 @functools.cache
 def _van_der_pol_end():
     """Van der Pol's state at t = 1000 (mu = 1000), 6e-11 off: radau5 at rtol 1e-9 on the Python backend (no
@@ -344,14 +326,26 @@ def _van_der_pol_end():
 
 @pytest.mark.parametrize("rtol", [1e-6, 1e-8])
 def test_lsodes_iteration_saves_evaluations_and_factorisations_at_the_same_error(rtol):
-    """Van der Pol (mu = 1000) over its first relaxation jump: fewer evaluations (74 % and 83 % of SciPy's
-    way's at these rtols) and fewer factorisations (61 % and 39 %), with an error within 1.5 times its.
-    (At rtol 1e-4 the saving is smaller: 18 % of the evaluations, 23 % of the factorisations.)"""
+    """Van der Pol (mu = 1000) over its first relaxation jump: fewer evaluations (79 % and 87 % of SciPy's
+    way's at these rtols) and fewer factorisations (61 % and 42 %), with an error within 1.5 times its.
+    (At rtol 1e-4: 87 % and 76 %.)"""
     prob = odekit.problems.van_der_pol(mu=1000.0, t_end=1000.0)
     exact = _van_der_pol_end()
     runs = {name: odekit.solve(prob, "bdf", rtol=rtol, atol=rtol, controller=control, backend="python")
             for name, control in (("lsode", odekit.MethodControl()), ("scipy", SCIPYS_NEWTON))}
     error = {name: np.max(np.abs(sol.y[-1] - exact)) for name, sol in runs.items()}
     lsode, scipy_way = runs["lsode"].stats, runs["scipy"].stats
-    assert lsode.nfev <= 0.85 * scipy_way.nfev and lsode.nlu <= 0.65 * scipy_way.nlu, (lsode, scipy_way)
+    assert lsode.nfev <= 0.9 * scipy_way.nfev and lsode.nlu <= 0.65 * scipy_way.nlu, (lsode, scipy_way)
     assert error["lsode"] <= 1.5 * error["scipy"], error
+
+
+@pytest.mark.parametrize("rtol", [1e-3, 3e-4])
+def test_robertson_with_atol_equal_to_rtol_is_solved_either_way(rtol):
+    """atol = rtol leaves y2 (about 3e-5) unchecked by the error test.  LSODE's carried contraction rate,
+    tried, let one-iteration steps through with an old Jacobian: y2 went negative at t = 0.5 and the
+    kinetics blew up (step size underflow at t = 3.7) at both of these tolerances."""
+    prob = odekit.problems.robertson().with_span((0.0, 100.0))
+    for control in (odekit.MethodControl(), SCIPYS_NEWTON):
+        sol = odekit.solve(prob, "bdf", rtol=rtol, atol=rtol, controller=control, backend="python")
+        assert sol.success, sol.message
+        assert abs(sol.y[-1].sum() - 1.0) < 1e-12 and sol.y[-1].min() > -rtol

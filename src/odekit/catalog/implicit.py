@@ -132,9 +132,9 @@ register(Method(
 
 _BDF_REFERENCE = ("Shampine & Reichelt, SIAM J. Sci. Comput. 18 (1997): quasi-constant step in backward "
                   "differences (Byrne & Hindmarsh, ACM TOMS 1 (1975)), order and step chosen per step, "
-                  "as SciPy's BDF; Newton's iteration as Hindmarsh's LSODE (ODEPACK, 1983: the rate carried "
-                  "between steps, the matrix kept while h / alpha changes by < 30 %), or as SciPy's "
-                  "with MethodControl(newton='scipy'); " + HW + ", III.5 and V.1")
+                  "as SciPy's BDF; the Newton matrix kept while h / alpha changes by < 30 % as in Hindmarsh's "
+                  "LSODE (ODEPACK, 1983), or SciPy's way with MethodControl(newton='scipy'); " + HW +
+                  ", III.5 and V.1")
 
 register(Method(
     "bdf", "variable-order BDF (orders 1-5)",

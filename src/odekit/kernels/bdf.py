@@ -12,9 +12,9 @@ order is free.  Each step predicts ``y_p = sum_{i<=q} D_i``, solves
 
 by simplified Newton with ``I - (h / alpha_q) J``, and estimates the error
 as ``C_{q+1} d``.  ``kappa`` gives the NDFs of Klopfenstein and Shampine
-(``kappa = 0``: the classical BDFs).  Newton's iteration is Hindmarsh's
-LSODE's by default, or SciPy's (``MethodControl(newton=...)``; see
-:func:`newton`).
+(``kappa = 0``: the classical BDFs).  Newton's iteration keeps its
+factors as Hindmarsh's LSODE does by default, or is SciPy's
+(``MethodControl(newton=...)``; see :func:`newton`).
 
 The method chooses its own step and order (controller kind SELF): after
 each attempt it writes into ``fs[STEP_FACTOR]`` the factor it wants -- after
@@ -34,7 +34,7 @@ import numpy as np
 from . import jitable
 from .evaluation import (LU_REUSE, continues, evaluate_finite, factors_serve, newton_start, overflowed,
                          retake_jacobian)
-from .layout import (C_CARRY_RATE, C_FMAX, C_FMIN, C_LU_CHANGE, C_NEWTON, C_SAFETY, CARRY_H, CARRY_T, ERR, FS_FAMILY,
+from .layout import (C_FMAX, C_FMIN, C_LU_CHANGE, C_NEWTON, C_SAFETY, CARRY_H, CARRY_T, ERR, FS_FAMILY,
                      IST_FAMILY, JAC_REUSE, LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_FACTOR, SUCCESS, T_FAIL)
 from .primitives import (abs_matvec, axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve,
                          scaled_difference, shifted_identity)
@@ -52,18 +52,10 @@ YT, FT, FB = STAGE + 24, STAGE + 25, STAGE + 26
 WORK_ROWS = STAGE + 27
 # BDF's own run state
 BDF_H = FS_FAMILY            # the step of the backward differences; 0 = not started
-BDF_RATE = FS_FAMILY + 1     # Newton's contraction rate as carried from step to step (C_CARRY_RATE)
 BDF_ORDER = IST_FAMILY       # the current order
 BDF_EQUAL = IST_FAMILY + 1   # steps taken at the current step and order
 BDF_NEXT = IST_FAMILY + 2    # the order the last attempt chose if accepted; -1 = unchanged
-BDF_CARRIED = IST_FAMILY + 3  # Newton iterations stopped on the carried rate since it was last measured
 NEWTON_ITERATIONS = 4
-START_RATE = 0.7             # the carried rate after a new factorisation, LSODE's (CRATE)
-# Steps in a row that may stop on the carried rate before it is measured again: the rate is of a Jacobian
-# kept until Newton fails, and stopping on it, Newton never failed (Van der Pol, mu = 1000, rtol 1e-3: with
-# no limit, 133 steps over the relaxation jumps ending 0.65 off; with 5, 389 steps ending 0.061 off, SciPy's
-# way 432 and 0.11; at rtol 1e-8 the limit costs 1 % more evaluations)
-CARRIED_STEPS = 5
 
 
 def history_matrix():
@@ -180,7 +172,7 @@ def round_off(W, J, c, ynew, tol):
 
 
 @jitable
-def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs, c_lu, carry):
+def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs, c_lu):
     """Solve ``d = c f(t, y_p + d) - psi`` from ``d = 0``: ``d`` in row DACC, ``y_p + d`` in row ``ynew``.
 
     Returns ``(code, iterations)``.  Converged, diverging or too slow as in
@@ -192,32 +184,17 @@ def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs, c_lu, carr
     rejected step after step, whatever their size (DETEST F5: 8,000 to
     1,500,000 evaluations instead of about 150).
 
-    As in Hindmarsh's LSODE (``DSTODE``), two savings:
-
-    * The factors may be those of ``I - c_lu J`` for another ``c_lu``
-      (:func:`bdf_step` keeps them while ``c`` changes by less than
-      ``C_LU_CHANGE``); each correction is then scaled by ``2 / (1 + c /
-      c_lu)``, between what the stiff components need (``c_lu / c``) and
-      what the others need (1).
-    * With ``carry``, the contraction rate is remembered from step to step
-      (``fs[BDF_RATE]``: ``max(0.2 rate_old, rate)``, :data:`START_RATE`
-      after a new factorisation), and the first correction already counts
-      as converged when ``min(1, 1.5 rate) |dy| < kappa``, ``rate`` being
-      at least what stale factors allow: most steps then cost one
-      evaluation, where SciPy's test needs two.  At most
-      :data:`CARRIED_STEPS` in a row.
+    The factors may be those of ``I - c_lu J`` for another ``c_lu``: as in
+    Hindmarsh's LSODE (``DSTODE``), :func:`bdf_step` keeps them while ``c``
+    changes by less than ``C_LU_CHANGE``, and each correction is then
+    scaled by ``2 / (1 + c / c_lu)``, between what the stiff components need
+    (``c_lu / c``) and what the others need (1).
     """
     copy_row(W, ynew, W, YP)
     copy_scaled(W, DACC, 0.0, W, YP)
     dn_old = 0.0
     rate = 0.0
-    # with the factors of another c_lu, stiff components contract by |1 - rc| / (1 + rc) at best (rc = c / c_lu)
-    stale = 0.0
-    scale = 1.0
-    if abs(c - c_lu) > LU_REUSE * abs(c):
-        rc = c / c_lu
-        scale = 2.0 / (1.0 + rc)
-        stale = abs(1.0 - rc) / (1.0 + rc)
+    scale = 1.0 if abs(c - c_lu) <= LU_REUSE * abs(c) else 2.0 / (1.0 + c / c_lu)
     for k in range(NEWTON_ITERATIONS):
         code = evaluate_finite(rhs, args, t, W, ynew, FN, ist, fs)
         if code != SUCCESS:
@@ -240,13 +217,6 @@ def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs, c_lu, carr
                     break
         axpy(W, ynew, 1.0, W, DY)
         axpy(W, DACC, 1.0, W, DY)
-        if carry:
-            if k > 0:
-                fs[BDF_RATE] = max(0.2 * fs[BDF_RATE], rate)
-                ist[BDF_CARRIED] = 0
-            elif ist[BDF_CARRIED] < CARRIED_STEPS and min(1.0, 1.5 * max(fs[BDF_RATE], stale)) * dn < kappa:
-                ist[BDF_CARRIED] += 1
-                return SUCCESS, 1
         if dn == 0.0 or rounding or (k > 0 and rate / (1.0 - rate) * dn < kappa):
             return SUCCESS, k + 1
         dn_old = dn
@@ -308,9 +278,8 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
                 code = NEWTON_FAILED
                 break
             fs[LU_HG] = c
-            fs[BDF_RATE] = START_RATE
         code, iterations = newton(rhs, args, tol, ctrl[C_NEWTON], W, J, LU, piv, t_new, c, ynew, ist, fs,
-                                  fs[LU_HG], ctrl[C_CARRY_RATE] != 0.0)
+                                  fs[LU_HG])
         if code != NEWTON_FAILED or fresh:
             break
         # an old Jacobian may be what failed: take one at the prediction and try once more
@@ -327,10 +296,6 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
     # its old size, and ndf accepted on SciPy's fun_linear a step that SciPy rejects
     err = error_norm(W, ERR, ynew, ynew, tol)
     # the controller's safety and limits (MethodControl's options), lowered when Newton was slow as ode15s does
-    # (a step that stopped on the carried rate counts two iterations, as it would have taken SciPy's way: counted
-    # as one, the steps grew 10 % larger, and SciPy's fun_linear ended 7.1 tolerance units off instead of 2.4)
-    if ctrl[C_CARRY_RATE] != 0.0:
-        iterations = max(iterations, 2)
     safety = ctrl[C_SAFETY] * (2 * NEWTON_ITERATIONS + 1) / (2 * NEWTON_ITERATIONS + iterations)
     ist[BDF_NEXT] = -1
     fs[STEP_FACTOR] = 1.0                        # until q + 1 equal steps: keep h and q

@@ -117,5 +117,4 @@ C_HOLD = 12      # keep h when the controller would grow it by a factor in [1, C
 C_AUTONOMOUS = 13  # 1 when f does not depend on t: Rosenbrock methods skip f_t
 C_PREDICTIVE = 14  # 1: Gustafsson's predictive correction of the accepted step's factor
 C_LU_CHANGE = 15   # keep the LU factors of I - c J while c changes by less than this fraction (0: refactor)
-C_CARRY_RATE = 16  # 1: Newton's contraction rate carries from step to step (and may stop it after one iteration)
-C_SIZE = 17
+C_SIZE = 16
