@@ -15,7 +15,7 @@ import numpy as np
 from . import compiled_as, jitable
 from .layout import (BAD_SHAPE, C_HAS_JAC, CARRY_H, CARRY_T, JAC_NONFINITE, JAC_REUSE, LU_HG, NFEV, NJEV, NONFINITE,
                      SUCCESS, T_FAIL)
-from .primitives import all_finite, copy_row, difference_column
+from .primitives import all_finite, copy_row, difference_column, finite_from
 
 LU_REUSE = 1e-8      # see factors_serve
 DROWNED = 100.0 * np.finfo(np.float64).eps      # see drowned
@@ -39,14 +39,15 @@ def evaluate(rhs, args, t, W, src, dst, ist, fs):
 
 
 @jitable
-def evaluate_finite(rhs, args, t, W, src, dst, ist, fs):
-    """:func:`evaluate`, and NONFINITE when row ``dst`` holds inf or nan.
+def evaluate_finite(rhs, args, t, W, src, dst, ist, fs, start=0):
+    """:func:`evaluate`, and NONFINITE when row ``dst`` holds inf or nan from entry ``start`` on.
 
-    The whole row is checked: a kernel that evaluates a force keeps the
-    first half of the row finite.
+    By default the whole row is checked: a kernel that evaluates a force
+    keeps the first half of the row finite, or checks from the second half
+    (the splitting step, which computes the force into ``f_new``).
     """
     code = evaluate(rhs, args, t, W, src, dst, ist, fs)
-    if code == SUCCESS and not all_finite(W, dst):
+    if code == SUCCESS and not finite_from(W, dst, start):
         fs[T_FAIL] = t
         return NONFINITE
     return code

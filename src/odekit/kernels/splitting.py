@@ -50,9 +50,9 @@ import numpy as np
 
 from . import compiled_as, jitable
 from .boris import boris_kick, has_field, lorentz
-from .evaluation import evaluate, evaluate_finite, overflowed
-from .layout import CARRY_H, NONFINITE, STAGE, SUCCESS, T_FAIL
-from .primitives import copy_row, finite_from
+from .evaluation import evaluate_finite, overflowed
+from .layout import CARRY_H, STAGE, SUCCESS
+from .primitives import copy_row
 
 ACC = STAGE          # the force, in the second half (the first half stays finite)
 HALF = STAGE + 1     # leapfrog's half-step velocity w, in the second half
@@ -97,7 +97,8 @@ def _drift_into_loop(W, dst, src, alpha):
 
 @compiled_as(_drift_into_loop)
 def drift_into(W, dst, src, alpha):
-    """Row ``dst`` = row ``src`` drifted by ``alpha``: ``x + alpha v`` and ``v``; :func:`drift` and a copy in one pass."""
+    """Row ``dst`` = row ``src`` drifted by ``alpha``: ``x + alpha v`` and ``v``; :func:`drift` and a copy in one
+    pass."""
     n = W.shape[1] // 2
     W[dst, :n] = W[src, :n] + alpha * W[src, n:]
     W[dst, n:] = W[src, n:]
@@ -322,7 +323,7 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yn
             tau += drifts[i]
             have_a = False
         if not have_a:
-            code = evaluate_force(rhs, args, t + tau * h, W, src, fnew, ist, fs)
+            code = evaluate_finite(rhs, args, t + tau * h, W, src, fnew, ist, fs, W.shape[1] // 2)
             if code != SUCCESS:
                 return code, have_f, False
             arow = fnew
@@ -347,17 +348,6 @@ def force_row(W, y, f, have_f, fnew, with_damping, rotating):
     copy_row(W, fnew, W, f)
     damp(W, fnew, y, -1.0)                       # the force a alone
     return True, fnew
-
-
-@jitable
-def evaluate_force(rhs, args, t, W, src, dst, ist, fs):
-    """:func:`~odekit.kernels.evaluation.evaluate`, and NONFINITE when the force (the second half of row ``dst``)
-    holds inf or nan; the first half is not the force's (the splitting step computes it into ``f_new``)."""
-    code = evaluate(rhs, args, t, W, src, dst, ist, fs)
-    if code == SUCCESS and not finite_from(W, dst, W.shape[1] // 2):
-        fs[T_FAIL] = t
-        return NONFINITE
-    return code
 
 
 @jitable
