@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse
 
 from . import events as _events
-from .kernels import borrowed
+from .kernels import borrowed, packing
 from .kernels.boris import add_lorentz, load_field
 from .kernels.evaluation import store, store_matrix
 from .kernels.interface import Functions
@@ -303,15 +303,24 @@ class Kernels:
     g: object             # the events' conditions and affects, see odekit.events.adapters
     affect: object
     later: object = None  # the Deferred compilation of a first run started on Python, or None
+    packed: bool = False  # the compiled functions take the args packed (see odekit.kernels.packing)
 
     @property
     def runs_python(self):
         """Whether Python runs inside the loop: the Python backend, or events called as Python (see ``reason``)."""
         return self.backend == "python" or bool(self.reason)
 
+    def args(self, args):
+        """``args`` as the kernels take them: packed (see :mod:`odekit.kernels.packing`), or as they are.
+
+        The functions ``rhs``, ``jac``, ``g`` and ``affect`` take either when
+        called from Python; the compiled ``drive`` and ``deriv`` need these.
+        """
+        return packing.pack(args) if self.packed else args
+
     def functions(self, args):
         """The :class:`~odekit.kernels.interface.Functions` bundle of a run with ``args``."""
-        return Functions(self.rhs, self.jac, args, self.g, self.affect)
+        return Functions(self.rhs, self.jac, self.args(args), self.g, self.affect)
 
 
 def prepare(problem, family, backend, kernel_data, start, events=(), sizes=(), lazy=False):
@@ -443,12 +452,13 @@ def _deferred(problem, family, kernel_data, events, sizes, background=False):
     if _prepared_key(problem, family, dtype, events, sizes) in _PREPARED:
         return None
     try:
-        args_type = jit.typeof(problem.args)
+        args = problem.args if packing.count(problem.args) is None else packing.pack(problem.args)
+        args_type = jit.typeof(args)
         rhs_sig, jac_sig = jit.rhs_signature(args_type, dtype)
         g = affect = None
         if events:
             g, affect = map(jit.Signature, jit.event_signatures(args_type, dtype))
-        fns = Functions(jit.Signature(rhs_sig), jit.Signature(jac_sig), problem.args, g, affect)
+        fns = Functions(jit.Signature(rhs_sig), jit.Signature(jac_sig), args, g, affect)
         deriv_sig, drive_sig = jit.kernel_signatures(fns, *kernel_data, dtype)
     except Exception:       # noqa: BLE001 - Numba's own errors come again, and are reported, when it compiles
         return None
@@ -610,13 +620,32 @@ def _compile(problem, family, kernel_data, dtype, events, sizes, backend):
         g, affect = jit.events_as_python(g, affect, signatures)
         reason = (f"{exc.reason}; the compiled loop calls them as Python (about 1.5 us a call, "
                   "and each step calls g a few times)")
+    args, packed = problem.args, packing.count(problem.args)
+    if packed is not None:          # one loop for every args of at most packing.SLOTS floats
+        user = _described(problem.accel, "accel") if problem.second_order else _described(problem.fun, "fun")
+        with _compiling(f"the packed-args call of {user}", True):
+            rhs, jac, g, affect = _unpacked((rhs, jac, g, affect), packed, dtype)
+        args = packing.pack(args)
+        args_type = jit.typeof(args)
     try:
-        drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, problem.args, g, affect),
+        drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, args, g, affect),
                                          kernel_data, bool(events))
     except Exception as exc:
         raise NotCompiled(f"Numba could not compile odekit's {family.name} loop for args of type {args_type}",
                           exc) from exc
-    return Kernels("numba", reason, drive, deriv, rhs, jac, g, affect)
+    return Kernels("numba", reason, drive, deriv, rhs, jac, g, affect, packed=packed is not None)
+
+
+@functools.lru_cache(maxsize=256)
+def _unpacked(functions, count, dtype):
+    """The compiled ``(rhs, jac, g, affect)`` (None where absent) as functions of packed args, of which they
+    take the first ``count`` (see :mod:`odekit.kernels.packing`)."""
+    from .kernels import jit
+
+    packed = jit.typeof(packing.pack(()))
+    signatures = jit.rhs_signature(packed, dtype) + jit.event_signatures(packed, dtype)
+    return tuple(None if fn is None else jit.unpacking_function(fn, signature, count)
+                 for fn, signature in zip(functions, signatures))
 
 
 def compiled_adapters(problem, key, dtype, sparse=False):
@@ -674,8 +703,12 @@ def quick_call(kernels, bundles, family):
 
 def _compiling_notice(family, args_type, dtype, events):
     """The :class:`CompilationNotice` of ``family``'s loop: what is compiled, for what, and how often."""
+    from .kernels import jit
+
+    kind = (f"args of at most {packing.SLOTS} floats" if args_type == jit.typeof(packing.pack(()))
+            else f"args {args_type}")
     what = (f"odekit: compiling the {family.title} loop ({family.name}{', with events' if events else ''}) "
-            f"for args {args_type} and {dtype} states with Numba: ")
+            f"for {kind} and {dtype} states with Numba: ")
     if not family.builtin:
         return what + "tens of seconds, in every process (a family outside odekit is not kept in the cache)"
     return what + ("tens of seconds, once per machine (kept in Numba's cache; "

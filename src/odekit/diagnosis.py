@@ -43,7 +43,7 @@ def first_evaluation(run, kernels):
     if p.inplace:
         W[L.F].view(np.uint64)[:] = _UNWRITTEN
     with _refusing_complex_writes(p, W, t0):
-        code = kernels.deriv(kernels.rhs, p.args, t0, W, L.Y, L.F, run._ist, run._fs)
+        code = kernels.deriv(kernels.rhs, kernels.args(p.args), t0, W, L.Y, L.F, run._ist, run._fs)
     if code == L.NONFINITE and p.inplace and np.any(W[L.F].view(np.uint64) == _UNWRITTEN):
         raise ValueError(_unwritten_error(p, W[L.F], t0))
     if code != L.SUCCESS:

@@ -294,7 +294,7 @@ class Integrator:
             p, k, ist = self.problem, self._kernels, other._ist
             other._y[:] = p.initial_state()
             ist[L.NFEV] = 0
-            if k.deriv(k.rhs, p.args, other._fs[L.T], other._scratch[0], L.Y, L.F, ist, other._fs) != L.SUCCESS:
+            if k.deriv(k.rhs, k.args(p.args), other._fs[L.T], other._scratch[0], L.Y, L.F, ist, other._fs) != L.SUCCESS:
                 return None
             other._warn_if_unstable()
         return other

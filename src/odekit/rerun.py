@@ -119,7 +119,7 @@ class Rerun:
         s = self.start
         n, dtype = s._y.size, s._y.dtype
         lane = (tuple(a.copy() for a in s._scratch), None, s._scratch, self.fs0.copy(), self.ist0.copy())
-        rows = Trajectories(s.problem.args, np.empty((1, n), dtype=dtype), self.fs0, self.ist0,
+        rows = Trajectories(s._kernels.args(s.problem.args), np.empty((1, n), dtype=dtype), self.fs0, self.ist0,
                             np.empty((1, n), dtype=dtype), np.zeros(1), np.zeros((1, len(COUNTED)), dtype=np.int64),
                             np.full(1, RUNNING, dtype=np.int64))
         r = self.recorder
@@ -202,7 +202,7 @@ def _compiled(start, args, y0):
             warnings.warn(f"odekit: compiling the one-call solve of the {family.title} loop ({family.name}) that "
                           "odekit.solve makes when it solves a problem again, with Numba: a few seconds, once per "
                           "machine", CompilationNotice, stacklevel=caller_stacklevel())
-    loop = make_chunk(picker((False,) * len(start.problem.args)), freshener(tuple(a.ndim for a in start._scratch),
-                                                                          False), False)
+    shared = (False,) * len(start._kernels.args(start.problem.args))        # the args, as the loop takes them
+    loop = make_chunk(picker(shared), freshener(tuple(a.ndim for a in start._scratch), False), False)
     return jit.bundled(jit.chunk_kernel(loop, args, family.builtin, announce), args, family.builtin, announce,
                        one_run, (y0,))

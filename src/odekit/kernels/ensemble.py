@@ -155,13 +155,15 @@ def _made(source, name):
     return _MADE[source]
 
 
-def picker(per_trajectory):
+def picker(per_trajectory, padding=0):
     """``pick(args, i)``: the ``args`` tuple of trajectory ``i``.
 
     ``per_trajectory[j]`` says whether entry ``j`` of the ensemble's ``args``
-    is stacked (``args[j][i]`` is trajectory ``i``'s) or shared (``args[j]``).
+    is stacked (``args[j][i]`` is trajectory ``i``'s) or shared (``args[j]``);
+    ``padding`` zeros follow (args packed for the family loop, see :mod:`.packing`).
     """
     items = [f"args[{j}][i]" if stacked else f"args[{j}]" for j, stacked in enumerate(per_trajectory)]
+    items += ["0.0"] * padding
     value = "()" if not items else f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
     return _made(f"def pick(args, i):\n    return {value}\n", "pick")
 

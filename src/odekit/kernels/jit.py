@@ -45,7 +45,7 @@ from numba.experimental import function_type, structref
 from numba.extending import intrinsic, overload, register_jitable
 from numba.misc.appdirs import AppDirs
 
-from . import COMPILED_AS, JITABLE, borrowed
+from . import COMPILED_AS, JITABLE, borrowed, packing
 from .. import families  # noqa: F401  (imports every family's stepper, so their decorators have run)
 from .. import kernels as kernels_package
 
@@ -287,6 +287,32 @@ def compile_function(fn, signature=None, inline=False):
     with _quiet():
         dispatcher.compile(signature)
     return FirstClass(_only(dispatcher, signature))
+
+
+class Unpacking(FirstClass):
+    """A :class:`FirstClass` function of packed args (see :mod:`.packing`); from Python, also of the args as
+    they are (packing is idempotent)."""
+
+    def __call__(self, *args):
+        return self.dispatcher(*args[:-1], packing.pack(args[-1]))
+
+
+def unpacking_function(fn, signature, count):
+    """``fn`` (compiled, ``args`` its last argument) as an :class:`Unpacking` function of ``signature``'s
+    packed args, taking their first ``count``; marked ``writes_in_place`` as ``fn`` is.
+
+    ``fn`` is compiled again to be inlined: called, its arrays passed as some thirty words, a second-order
+    Kepler orbit's RK4 step took 180-275 ns against 114-184 (one call layer more than ``fn`` alone).
+    """
+    inner = compile_function((fn.dispatcher if isinstance(fn, FirstClass) else fn).py_func, inline=True)
+    dispatcher = numba.njit(**OPTIONS)(packing.unpacking(inner, len(signature.args), count))
+    with _quiet():
+        dispatcher.compile(signature)
+    dispatcher.disable_compile()          # a call with other types is a caller's mistake: say so
+    wrapped = Unpacking(dispatcher)
+    if getattr(fn, "writes_in_place", False):
+        wrapped.writes_in_place = True
+    return wrapped
 
 
 def events_as_python(g, affect, signatures):
