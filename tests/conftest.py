@@ -78,15 +78,3 @@ def planets(t_end, masses=(1.0, 1e-3, 3e-4), x0=((0.0, 0.0, 0.0), (1.0, 0.0, 0.0
     return odekit.SecondOrderProblem(gravity, (0.0, t_end), np.array(x0), np.array(v0), args=(gm,),
                                      velocity_dependent=False, nbody=odekit.NBody(masses, G),
                                      invariants={"energy": energy}, name="planets")
-
-
-def pytest_collection_modifyitems(items):
-    """The benchmarks' quick runs go last.
-
-    Each runs its script in a process of its own, which loads odekit's loops
-    from the disk cache when the suite has compiled them already, and
-    compiles them again beside the suite's processes when it has not: run
-    first (the file's place in the alphabet), on a cold 2-core machine, the
-    six largest took 20-44 s each, against 3-7 s each with the loops cached.
-    """
-    items.sort(key=lambda item: item.path.name == "test_benchmarks.py")
