@@ -32,8 +32,7 @@ Work arrays ``(W, J, LU, piv, RU)``; ``RU`` is an 18 x 6 scratch matrix
 import numpy as np
 
 from . import jitable
-from .evaluation import (LU_REUSE, continues, evaluate_finite, factors_serve, newton_start, overflowed,
-                         retake_jacobian)
+from .evaluation import continues, evaluate_finite, factors_serve, newton_start, overflowed, retake_jacobian
 from .layout import (C_FMAX, C_FMIN, C_LU_CHANGE, C_NEWTON, C_SAFETY, CARRY_H, CARRY_T, ERR, FS_FAMILY,
                      IST_FAMILY, JAC_REUSE, LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_FACTOR, SUCCESS, T_FAIL)
 from .primitives import (abs_matvec, axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve,
@@ -172,7 +171,7 @@ def round_off(W, J, c, ynew, tol):
 
 
 @jitable
-def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs, c_lu):
+def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs):
     """Solve ``d = c f(t, y_p + d) - psi`` from ``d = 0``: ``d`` in row DACC, ``y_p + d`` in row ``ynew``.
 
     Returns ``(code, iterations)``.  Converged, diverging or too slow as in
@@ -184,17 +183,17 @@ def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs, c_lu):
     rejected step after step, whatever their size (DETEST F5: 8,000 to
     1,500,000 evaluations instead of about 150).
 
-    The factors may be those of ``I - c_lu J`` for another ``c_lu``: as in
-    Hindmarsh's LSODE (``DSTODE``), :func:`bdf_step` keeps them while ``c``
-    changes by less than ``C_LU_CHANGE``, and each correction is then
-    scaled by ``2 / (1 + c / c_lu)``, between what the stiff components need
-    (``c_lu / c``) and what the others need (1).
+    The factors may be those of ``I - c_lu J`` for another ``c_lu``
+    (``fs[LU_HG]``): as in Hindmarsh's LSODE (``DSTODE``), :func:`bdf_step`
+    keeps them while ``c`` changes by less than ``C_LU_CHANGE``, and each
+    correction is then scaled by ``2 / (1 + c / c_lu)``, between what the
+    stiff components need (``c_lu / c``) and what the others need (1).
     """
     copy_row(W, ynew, W, YP)
     copy_scaled(W, DACC, 0.0, W, YP)
     dn_old = 0.0
     rate = 0.0
-    scale = 1.0 if abs(c - c_lu) <= LU_REUSE * abs(c) else 2.0 / (1.0 + c / c_lu)
+    scale = 1.0 if factors_serve(fs, c) else 2.0 / (1.0 + c / fs[LU_HG])
     for k in range(NEWTON_ITERATIONS):
         code = evaluate_finite(rhs, args, t, W, ynew, FN, ist, fs)
         if code != SUCCESS:
@@ -278,8 +277,7 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
                 code = NEWTON_FAILED
                 break
             fs[LU_HG] = c
-        code, iterations = newton(rhs, args, tol, ctrl[C_NEWTON], W, J, LU, piv, t_new, c, ynew, ist, fs,
-                                  fs[LU_HG])
+        code, iterations = newton(rhs, args, tol, ctrl[C_NEWTON], W, J, LU, piv, t_new, c, ynew, ist, fs)
         if code != NEWTON_FAILED or fresh:
             break
         # an old Jacobian may be what failed: take one at the prediction and try once more
