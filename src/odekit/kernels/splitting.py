@@ -357,11 +357,9 @@ def leapfrog_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yne
     copy_row(W, ynew, W, y)
     with_damping = damped(W)
     rotating = has_field(W)
-    have_a = have_f and not rotating             # (f holds v x b too: the force is evaluated afresh)
+    have_a, arow = force_row(W, y, f, have_f, fnew, with_damping, rotating)
     if have_a:
-        copy_row(W, ACC, W, f)                   # f = [v, a - c v]
-        if with_damping:
-            damp(W, ACC, y, -1.0)                # the force a alone
+        copy_row(W, ACC, W, arow)                # kept in ACC, which the half-step velocity reads
     if fs[CARRY_H] != h:                         # open the half-step velocity
         if not have_a:
             code = evaluate_finite(rhs, args, t, W, ynew, ACC, ist, fs)
