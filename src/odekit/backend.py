@@ -452,7 +452,7 @@ def _deferred(problem, family, kernel_data, events, sizes, background=False):
     if _prepared_key(problem, family, dtype, events, sizes) in _PREPARED:
         return None
     try:
-        args = problem.args if packing.count(problem.args) is None else packing.pack(problem.args)
+        args = packing.packed(problem.args)
         args_type = jit.typeof(args)
         rhs_sig, jac_sig = jit.rhs_signature(args_type, dtype)
         g = affect = None
@@ -625,8 +625,7 @@ def _compile(problem, family, kernel_data, dtype, events, sizes, backend):
         user = _described(problem.accel, "accel") if problem.second_order else _described(problem.fun, "fun")
         with _compiling(f"the packed-args call of {user}", True):
             rhs, jac, g, affect = _unpacked((rhs, jac, g, affect), packed, dtype)
-        args = packing.pack(args)
-        args_type = jit.typeof(args)
+        args, args_type = packing.pack(args), jit.PACKED_ARGS
     try:
         drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, args, g, affect),
                                          kernel_data, bool(events))
@@ -642,8 +641,7 @@ def _unpacked(functions, count, dtype):
     take the first ``count`` (see :mod:`odekit.kernels.packing`)."""
     from .kernels import jit
 
-    packed = jit.typeof(packing.pack(()))
-    signatures = jit.rhs_signature(packed, dtype) + jit.event_signatures(packed, dtype)
+    signatures = jit.rhs_signature(jit.PACKED_ARGS, dtype) + jit.event_signatures(jit.PACKED_ARGS, dtype)
     return tuple(None if fn is None else jit.unpacking_function(fn, signature, count)
                  for fn, signature in zip(functions, signatures))
 
@@ -705,8 +703,7 @@ def _compiling_notice(family, args_type, dtype, events):
     """The :class:`CompilationNotice` of ``family``'s loop: what is compiled, for what, and how often."""
     from .kernels import jit
 
-    kind = (f"args of at most {packing.SLOTS} floats" if args_type == jit.typeof(packing.pack(()))
-            else f"args {args_type}")
+    kind = f"args of at most {packing.SLOTS} floats" if args_type == jit.PACKED_ARGS else f"args {args_type}"
     what = (f"odekit: compiling the {family.title} loop ({family.name}{', with events' if events else ''}) "
             f"for {kind} and {dtype} states with Numba: ")
     if not family.builtin:

@@ -628,3 +628,4 @@ def kernel_signatures(fns, data, scratch, dtype):
 
 
 typeof = numba.typeof
+PACKED_ARGS = typeof(packing.pack(()))          # the type of every packed args (see .packing)

@@ -31,6 +31,11 @@ def pack(args):
     return tuple(args) + (0.0,) * (SLOTS - len(args))
 
 
+def packed(args):
+    """``args`` as the compiled loop takes them: :func:`pack`-ed when :func:`count` says so, else as they are."""
+    return args if count(args) is None else pack(args)
+
+
 def unpacking(fn, arity, k):
     """``fn`` (``arity`` arguments, ``args`` the last) as a function of packed args whose first ``k`` it takes.
 
