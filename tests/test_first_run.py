@@ -141,6 +141,55 @@ def test_warmup_skips_a_family_that_runs_no_plain_problem_and_names_unknown_ones
         warmup(["rk4"])
 
 
+def _held(lock_file):
+    """Whether a process holds ``lock_file`` (see ``odekit.kernels.jit._KeyedCacheFile.alone``)."""
+    import fcntl
+
+    with open(lock_file, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+        return False
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fcntl: each process compiles for itself")
+def test_a_second_process_that_needs_a_loop_being_compiled_waits_and_loads_it(fresh):
+    """A Dask cluster's workers handed one ensemble, or pytest's, start together and need the same loops:
+    each compiled them.  The second process here starts while the first is compiling its loop, and must
+    compile no loop of its own: it waits for the first, then loads what it saved."""
+    import os
+    import subprocess
+    import time
+
+    script = PRELUDE + """
+sol = odekit.solve(odekit.ODEProblem(lambda t, y: -y, (0.0, 1.0), [1.0]), "rk4", h=0.01, backend="numba")
+print(json.dumps({"y": sol.y[:, -1].tolist(), **counts()}))
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(fresh / "numba_cache"),
+               PYTHONPATH=os.pathsep.join([str(fresh / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+
+    def start():
+        return subprocess.Popen([sys.executable, "-c", script], env=env, cwd=fresh, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    first = start()
+    deadline = time.monotonic() + 120
+    while not any(_held(f) for f in (fresh / "numba_cache").rglob("driver*.lock")):
+        assert first.poll() is None and time.monotonic() < deadline, "the first never held its loop's lock"
+        time.sleep(0.05)
+    second = start()
+    runs = []
+    for process in (first, second):
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err[-2000:]
+        runs.append(json.loads(out.splitlines()[-1]))
+    assert runs[0]["kernel_compiles"] >= 1
+    assert runs[1]["kernel_compiles"] == 0          # (its notice of a compile stands: it waits as long)
+    assert runs[1]["y"] == runs[0]["y"]
+
+
 def test_two_processes_saving_kernels_of_one_source_at_once_never_cross_their_code(tmp_path):
     """Every family's loop is one source, so their kernels share one index in the cache.  Numba named a
     new data file by the first number free in the index as the process had read it: two processes that

@@ -33,6 +33,11 @@ import shutil
 import sys
 import warnings
 
+try:
+    import fcntl
+except ImportError:       # pragma: no cover - Windows: each process compiles for itself
+    fcntl = None
+
 import numba
 import numpy as np
 from numba import types
@@ -348,13 +353,16 @@ def kernel(fn, signature, cache=True, nogil=False):
     Numba's dispatch: the arguments' types are known, and typing them on
     every call cost more than a short run.  ``cache=False`` for kernels
     built from code outside odekit (a family of the user's), whose edits the
-    cache's stamp would not see.  ``nogil``: the call releases the GIL, so
-    that threads run it at once (an ensemble's lanes).
+    cache's stamp would not see; a cached kernel is compiled by one process
+    at a time (:meth:`_KeyedCacheFile.alone`).  ``nogil``: the call releases
+    the GIL, so that threads run it at once (an ensemble's lanes).
     """
     dispatcher = numba.njit(cache=CACHE and cache, nogil=nogil, **OPTIONS)(fn)
+    alone = contextlib.nullcontext()
     if CACHE and cache:
         dispatcher._cache = _KernelCache(fn)
-    with _quiet():
+        alone = dispatcher._cache.alone(signature, dispatcher.targetctx.codegen())
+    with alone, _quiet():
         dispatcher.compile(signature)
     dispatcher.disable_compile()
     return Kernel(dispatcher)
@@ -381,12 +389,43 @@ class _KeyedCacheFile(caching.IndexDataCacheFile):
     index overwrote is only compiled again.
     """
 
+    def _named(self, key, suffix):
+        return f"{self._index_name[:-len('.nbi')]}.{hashlib.sha256(repr(key).encode()).hexdigest()[:24]}{suffix}"
+
     def save(self, key, data):
-        name = f"{self._index_name[:-len('.nbi')]}.{hashlib.sha256(repr(key).encode()).hexdigest()[:24]}.nbc"
+        name = self._named(key, ".nbc")
         self._save_data(name, data)             # before the index names it
         overloads = self._load_index()
         overloads[key] = name
         self._save_index(overloads)
+
+
+    @contextlib.contextmanager
+    def alone(self, key):
+        """Held by one process at a time for ``key``: the one that compiles it; the others wait, then load it.
+
+        Processes that start together need the same kernels at once (the
+        workers of a Dask cluster handed one ensemble): each compiled them,
+        5-25 s of CPU a family loop, on cores the others needed.  The lock is
+        a file beside the index, taken with ``flock``: the system releases it
+        if its holder dies, and a wait is interrupted by Ctrl-C.  Without
+        ``fcntl`` (Windows) each process compiles for itself.
+        """
+        if fcntl is None:
+            yield
+            return
+        try:
+            os.makedirs(self._cache_path, exist_ok=True)
+            lock = open(os.path.join(self._cache_path, self._named(key, ".lock")), "a")    # noqa: SIM115
+        except OSError:
+            yield
+            return
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 class _KernelCache(caching.FunctionCache):
@@ -412,6 +451,10 @@ class _KernelCache(caching.FunctionCache):
         held = serialize.dumps(tuple(_described(cell.cell_contents) for cell in closure)) if closure else b""
         return (sig, codegen.magic_tuple(), (hashlib.sha256(self._py_func.__code__.co_code).hexdigest(),
                                              hashlib.sha256(held).hexdigest()))
+
+    def alone(self, sig, codegen):
+        """See :meth:`_KeyedCacheFile.alone`."""
+        return self._cache_file.alone(self._index_key(sig, codegen))
 
 
 def on_disk(fn, signature):
