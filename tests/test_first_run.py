@@ -77,7 +77,7 @@ print(json.dumps({"quick": [quick.backend, quick.backend_reason], "before": befo
     assert cold["after"]["kernel_compiles"] > 0
     (notice,) = cold["after"]["notices"]                 # once, though the compiled loop ran twice
     # Lorenz's three floats are packed (odekit.kernels.packing): the loop is any few floats' loop
-    assert "explicit_rk" in notice and "once per machine" in notice and "args of at most 4 floats" in notice
+    assert "explicit_rk" in notice and "once per machine" in notice and "args of at most 4 floats and ints" in notice
 
     warm = child(fresh, """
 backend.FIRST_RUN_SECONDS = 1.0                  # the default (the tests' environment sets 0)

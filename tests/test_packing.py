@@ -1,4 +1,5 @@
-"""Args of a few floats share one compiled loop per family (odekit.kernels.packing), with the same numbers."""
+"""Args of a few floats and ints share one compiled loop per family (odekit.kernels.packing), with the same
+numbers."""
 
 import numpy as np
 import pytest
@@ -16,6 +17,11 @@ def _oscillator(t, y, w, c, f, p):
 
 def _five(t, y, a, b, c, d, e):
     return -(a + b + c + d + e) * y
+
+
+def _one_past_2_53(t, y, k):
+    """-y when ``k`` is the int 2**53 (k + 1 - k is 1); as the float 2**53, k + 1 rounds to k and it is 0."""
+    return -(k + 1 - k) * y
 
 
 def _kernels(problem, method="dp54"):
@@ -36,12 +42,24 @@ def test_no_args_one_float_and_four_run_the_same_loop_with_the_same_numbers():
         assert compiled.stats == python.stats
 
 
-def test_ints_and_five_floats_reach_the_loop_as_they_are():
+def test_an_int_is_packed_and_reaches_the_function_as_the_int_it_was():
+    whole = odekit.ODEProblem(_one_past_2_53, (0.0, 1.0), [1.0], args=(2 ** 53,))
+    k = _kernels(whole)
+    assert k.packed and k.drive is _kernels(odekit.ODEProblem(decay, (0.0, 1.0), [1.0])).drive
+    sol = odekit.solve(whole, "dp54", rtol=1e-10, atol=1e-12, backend="numba")
+    assert sol.backend == "numba" and sol.y[-1, 0] == pytest.approx(np.exp(-1.0), rel=1e-8)
+
+
+@pytest.mark.parametrize("args", [(2 ** 53 + 1,), (True,), (np.ones(2),), (1.0,) * (packing.SLOTS + 1), ((1.0,),)],
+                         ids=["inexact int", "bool", "array", "five floats", "tuple"])
+def test_other_args_are_not_packed(args):
+    assert packing.layout(args) is None and packing.packed(args) is args
+
+
+def test_args_not_packed_reach_the_loop_as_they_are():
     five = odekit.ODEProblem(_five, (0.0, 1.0), [1.0], args=(0.1, 0.2, 0.3, 0.4, 0.5))
-    whole = odekit.ODEProblem(decay_k, (0.0, 1.0), [1.0], args=(2,))
-    for problem in (five, whole):
-        k = _kernels(problem)
-        assert not k.packed and k.args(problem.args) is problem.args
+    k = _kernels(five)
+    assert not k.packed and k.args(five.args) is five.args
     sol = odekit.solve(five, "dp54", rtol=1e-10, atol=1e-12, backend="numba")
     assert sol.y[-1, 0] == pytest.approx(np.exp(-1.5), rel=1e-8)
 
@@ -58,19 +76,21 @@ def test_the_functions_take_the_args_from_python_as_given_or_packed():
 
 
 def test_an_ensemble_with_one_float_per_trajectory_and_three_shared_is_each_trajectorys_solve():
-    base = odekit.ODEProblem(_oscillator, (0.0, 3.0), [1.0, 0.0], args=(2.0, 0.1, 0.5, 1.3))
+    base = odekit.ODEProblem(_oscillator, (0.0, 3.0), [1.0, 0.0], args=(2.0, 0.1, 0.5, 3))         # an int too
     y0 = np.array([[1.0, 0.0], [0.5, 0.2], [0.0, 1.0]])
     ens = ensemble(base, "dp54", y0=y0, args={"w": np.array([1.0, 1.5, 2.5])}, backend="numba")
     assert ens.backend == "numba"
     for i in range(3):
-        alone = odekit.ODEProblem(_oscillator, (0.0, 3.0), y0[i], args=((1.0, 1.5, 2.5)[i], 0.1, 0.5, 1.3))
+        alone = odekit.ODEProblem(_oscillator, (0.0, 3.0), y0[i], args=((1.0, 1.5, 2.5)[i], 0.1, 0.5, 3))
         sol = odekit.solve(alone, "dp54", backend="python")          # the same numbers as Python's
         assert (ens[i].y[-1] == sol.y[-1]).all() and ens[i].stats == sol.stats
 
 
-@pytest.mark.parametrize("count", range(packing.SLOTS + 1))
-def test_unpacking_hands_on_the_first_count_floats(count):
+@pytest.mark.parametrize("kinds", ["", "f", "i", "fi", "if" * (packing.SLOTS // 2)])
+def test_unpacking_hands_on_its_entries_each_of_its_kind(kinds):
+    args = tuple(j + 1 if kind == "i" else j + 1.5 for j, kind in enumerate(kinds))
+    assert packing.layout(args) == kinds
     seen = []
-    fn = packing.unpacking(lambda a, b, args: seen.append((a, b, args)), 3, count)
-    fn("t", "W", packing.pack(tuple(float(j + 1) for j in range(count))))
-    assert seen == [("t", "W", tuple(float(j + 1) for j in range(count)))]
+    fn = packing.unpacking(lambda a, b, args: seen.append((a, b, args)), 3, kinds)
+    fn("t", "W", packing.pack(args))
+    assert seen == [("t", "W", args)] and [type(a) for a in seen[0][2]] == [type(a) for a in args]

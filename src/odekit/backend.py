@@ -620,8 +620,8 @@ def _compile(problem, family, kernel_data, dtype, events, sizes, backend):
         g, affect = jit.events_as_python(g, affect, signatures)
         reason = (f"{exc.reason}; the compiled loop calls them as Python (about 1.5 us a call, "
                   "and each step calls g a few times)")
-    args, packed = problem.args, packing.count(problem.args)
-    if packed is not None:          # one loop for every args of at most packing.SLOTS floats
+    args, packed = problem.args, packing.layout(problem.args)
+    if packed is not None:          # one loop for every args of at most packing.SLOTS floats and ints
         user = _described(problem.accel, "accel") if problem.second_order else _described(problem.fun, "fun")
         with _compiling(f"the packed-args call of {user}", True):
             rhs, jac, g, affect = _unpacked((rhs, jac, g, affect), packed, dtype)
@@ -636,13 +636,13 @@ def _compile(problem, family, kernel_data, dtype, events, sizes, backend):
 
 
 @functools.lru_cache(maxsize=256)
-def _unpacked(functions, count, dtype):
+def _unpacked(functions, kinds, dtype):
     """The compiled ``(rhs, jac, g, affect)`` (None where absent) as functions of packed args, of which they
-    take the first ``count`` (see :mod:`odekit.kernels.packing`)."""
+    take the first entries, of the layout ``kinds`` (see :mod:`odekit.kernels.packing`)."""
     from .kernels import jit
 
     signatures = jit.rhs_signature(jit.PACKED_ARGS, dtype) + jit.event_signatures(jit.PACKED_ARGS, dtype)
-    return tuple(None if fn is None else jit.unpacking_function(fn, signature, count)
+    return tuple(None if fn is None else jit.unpacking_function(fn, signature, kinds)
                  for fn, signature in zip(functions, signatures))
 
 
@@ -703,7 +703,8 @@ def _compiling_notice(family, args_type, dtype, events):
     """The :class:`CompilationNotice` of ``family``'s loop: what is compiled, for what, and how often."""
     from .kernels import jit
 
-    kind = f"args of at most {packing.SLOTS} floats" if args_type == jit.PACKED_ARGS else f"args {args_type}"
+    kind = (f"args of at most {packing.SLOTS} floats and ints" if args_type == jit.PACKED_ARGS
+            else f"args {args_type}")
     what = (f"odekit: compiling the {family.title} loop ({family.name}{', with events' if events else ''}) "
             f"for {kind} and {dtype} states with Numba: ")
     if not family.builtin:

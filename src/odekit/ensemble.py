@@ -33,7 +33,7 @@ from . import checks
 from .checks import NO_LIMIT
 from .events import as_events, records as event_records
 from .integrator import Interrupted, Integrator, _next_slice
-from .kernels import layout as L, packing
+from .kernels import layout as L
 from .kernels.ensemble import (COUNTED, RUNNING, Records, Trajectories, freshener, keep_run_state, make_chunk,
                                picker)
 from .kernels.interface import empty_events, no_output
@@ -345,9 +345,7 @@ class Runner:
         compiled = k.backend == "numba"
         self._family_loop = (k.drive.first_class, k.deriv.first_class) if compiled else (k.drive, k.deriv)
         fresh = freshener(tuple(a.ndim for a in proto._scratch), self.events)
-        # args packed for the family loop (see odekit.kernels.packing): the picked ones padded
-        padding = packing.SLOTS - len(spec.stacked) if k.packed else 0
-        loop = make_chunk(picker(spec.stacked, padding), fresh, self.events)
+        loop = make_chunk(picker(spec.stacked, k.packed), fresh, self.events)
         self.fs0, self.ist0 = self._templates()
         self.blank = no_output(proto._y.dtype)
         self.log_rows = 2 * proto._state.ev.spec.shape[0] + 2 if self.events else 0

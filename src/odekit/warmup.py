@@ -5,9 +5,9 @@ kind of ``args`` and state dtype, and keeps it in its disk cache: tens of
 seconds, once per machine.  :func:`warmup` does it before a user waits for
 it -- after an install, in ``make demo`` -- for every built-in family, float
 states and the ``args`` most runs have: none (most users' own functions) or
-a few floats (the zoo's problems, the demo's Kepler orbit among them), which
-share one loop (see :mod:`odekit.kernels.packing`).  Other kinds -- ints,
-arrays, more than four floats -- compile on their first run, which says so
+a few floats or ints (the zoo's problems, the demo's Kepler orbit among
+them), which share one loop (see :mod:`odekit.kernels.packing`).  Other
+kinds -- arrays, more than four numbers -- compile on their first run, which says so
 (:class:`odekit.CompilationNotice`).
 """
 
@@ -22,7 +22,7 @@ from .families import FAMILIES
 from .problem import ODEProblem, SecondOrderProblem
 from .registry import methods
 
-ARGS = ((), (1.0,))          # none, and one float: the same loops (packed, see odekit.kernels.packing)
+ARGS = ((),)       # none: the same loops as any few floats and ints (packed, see odekit.kernels.packing)
 FIRST = ("explicit_rk", "splitting")     # the commonest families first: a user can stop after them
 
 

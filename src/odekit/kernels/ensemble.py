@@ -23,7 +23,7 @@ import functools
 
 import numpy as np
 
-from . import borrowed, jitable
+from . import borrowed, jitable, packing
 from .interface import EventState, Functions, Output, RunState
 from .layout import (F, HAVE_F, NACCEPT, NEVENT, NFEV, NJEV, NLU, NOUT, NREJECT, RECORD, RECORD_STEPS, SINCE_SAVE,
                      SUCCESS, T, Y)
@@ -155,15 +155,16 @@ def _made(source, name):
     return _MADE[source]
 
 
-def picker(per_trajectory, padding=0):
+def picker(per_trajectory, packed=False):
     """``pick(args, i)``: the ``args`` tuple of trajectory ``i``.
 
     ``per_trajectory[j]`` says whether entry ``j`` of the ensemble's ``args``
     is stacked (``args[j][i]`` is trajectory ``i``'s) or shared (``args[j]``);
-    ``padding`` zeros follow (args packed for the family loop, see :mod:`.packing`).
+    ``packed``: as floats padded with zeros, as the family loop takes them (see :mod:`.packing`).
     """
     items = [f"args[{j}][i]" if stacked else f"args[{j}]" for j, stacked in enumerate(per_trajectory)]
-    items += ["0.0"] * padding
+    if packed:
+        items = [f"float({item})" for item in items] + ["0.0"] * (packing.SLOTS - len(items))
     value = "()" if not items else f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
     return _made(f"def pick(args, i):\n    return {value}\n", "pick")
 

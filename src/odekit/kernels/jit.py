@@ -302,15 +302,16 @@ class Unpacking(FirstClass):
         return self.dispatcher(*args[:-1], packing.pack(args[-1]))
 
 
-def unpacking_function(fn, signature, count):
+def unpacking_function(fn, signature, kinds):
     """``fn`` (compiled, ``args`` its last argument) as an :class:`Unpacking` function of ``signature``'s
-    packed args, taking their first ``count``; marked ``writes_in_place`` as ``fn`` is.
+    packed args, taking their first entries, of the layout ``kinds`` (see :func:`.packing.layout`); marked
+    ``writes_in_place`` as ``fn`` is.
 
     ``fn`` is compiled again to be inlined: called, its arrays passed as some thirty words, a second-order
     Kepler orbit's RK4 step took 180-275 ns against 114-184 (one call layer more than ``fn`` alone).
     """
     inner = compile_function((fn.dispatcher if isinstance(fn, FirstClass) else fn).py_func, inline=True)
-    dispatcher = numba.njit(**OPTIONS)(packing.unpacking(inner, len(signature.args), count))
+    dispatcher = numba.njit(**OPTIONS)(packing.unpacking(inner, len(signature.args), kinds))
     with _quiet():
         dispatcher.compile(signature)
     dispatcher.disable_compile()          # a call with other types is a caller's mistake: say so
