@@ -94,3 +94,26 @@ def test_unpacking_hands_on_its_entries_each_of_its_kind(kinds):
     fn = packing.unpacking(lambda a, b, args: seen.append((a, b, args)), 3, kinds)
     fn("t", "W", packing.pack(args))
     assert seen == [("t", "W", args)] and [type(a) for a in seen[0][2]] == [type(a) for a in args]
+
+
+def _rate(t, y, k):
+    return -k * y
+
+
+def _half(t, y, k):
+    return y[0] - 0.5
+
+
+def test_a_problems_functions_are_each_compiled_once():
+    """Compiled for the args as they are, then again inside the call that unpacks them, a new problem's first
+    solve with a cached loop took 0.70-0.75 s instead of 0.49-0.59 (with an event, 1.52-1.64 s instead of
+    1.21-1.24).  Here no function is compiled twice for the same types."""
+    from numba.core import event
+
+    problem = odekit.ODEProblem(_rate, (0.0, 2.0), [1.0], args=(1.0,))
+    with event.install_recorder("numba:compile") as recorder:
+        sol = odekit.solve(problem, "dp54", events=odekit.Event(_half, terminal=True), backend="numba",
+                           rtol=1e-10, atol=1e-12)
+    compiled = [(e.data["dispatcher"].py_func, e.data["args"]) for _, e in recorder.buffer if e.is_start]
+    assert len(compiled) > 4 and len(set(compiled)) == len(compiled)
+    assert sol.backend == "numba" and sol.t[-1] == pytest.approx(np.log(2.0), rel=1e-9)

@@ -605,49 +605,36 @@ def _fingerprint(args):
 def _compile(problem, family, kernel_data, dtype, events, sizes, backend):
     from .kernels import jit
 
+    kinds = packing.layout(problem.args)       # one loop for every args of at most packing.SLOTS floats and ints
     rhs, jac = compiled_adapters(problem, _adapter_key(problem, family.second_order, _uses_jac(problem, family)),
-                                 dtype)
-    args_type = jit.typeof(problem.args)
+                                 dtype, kinds=kinds)          # (which says when Numba cannot type the args)
+    args = problem.args if kinds is None else packing.pack(problem.args)
+    args_type = jit.typeof(args) if kinds is None else jit.PACKED_ARGS
     signatures = jit.event_signatures(args_type, dtype)
     reason = ""
     try:
-        g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "numba", signatures)
+        g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "numba", signatures, kinds)
     except NotCompiled as exc:
         if backend == "numba":
             raise
         # the problem's functions stay compiled; the loop calls the events' as Python
         g, affect = _event_adapters(events, sizes, problem.second_order, problem.shape, "python", None)
-        g, affect = jit.events_as_python(g, affect, signatures)
+        g, affect = jit.events_as_python(g, affect, signatures, _compiler(True, kinds))
         reason = (f"{exc.reason}; the compiled loop calls them as Python (about 1.5 us a call, "
                   "and each step calls g a few times)")
-    args, packed = problem.args, packing.layout(problem.args)
-    if packed is not None:          # one loop for every args of at most packing.SLOTS floats and ints
-        user = _described(problem.accel, "accel") if problem.second_order else _described(problem.fun, "fun")
-        with _compiling(f"the packed-args call of {user}", True):
-            rhs, jac, g, affect = _unpacked((rhs, jac, g, affect), packed, dtype)
-        args, args_type = packing.pack(args), jit.PACKED_ARGS
     try:
         drive, deriv = _compiled_kernels(family, args_type, dtype, Functions(rhs, jac, args, g, affect),
                                          kernel_data, bool(events))
     except Exception as exc:
         raise NotCompiled(f"Numba could not compile odekit's {family.name} loop for args of type {args_type}",
                           exc) from exc
-    return Kernels("numba", reason, drive, deriv, rhs, jac, g, affect, packed=packed is not None)
+    return Kernels("numba", reason, drive, deriv, rhs, jac, g, affect, packed=kinds is not None)
 
 
-@functools.lru_cache(maxsize=256)
-def _unpacked(functions, kinds, dtype):
-    """The compiled ``(rhs, jac, g, affect)`` (None where absent) as functions of packed args, of which they
-    take the first entries, of the layout ``kinds`` (see :mod:`odekit.kernels.packing`)."""
-    from .kernels import jit
-
-    signatures = jit.rhs_signature(jit.PACKED_ARGS, dtype) + jit.event_signatures(jit.PACKED_ARGS, dtype)
-    return tuple(None if fn is None else jit.unpacking_function(fn, signature, kinds)
-                 for fn, signature in zip(functions, signatures))
-
-
-def compiled_adapters(problem, key, dtype, sparse=False):
-    """The ``(rhs, jac)`` adapters of ``key`` (see :func:`_adapter_key`) compiled by Numba for ``dtype``.
+def compiled_adapters(problem, key, dtype, sparse=False, kinds=None):
+    """The ``(rhs, jac)`` adapters of ``key`` (see :func:`_adapter_key`) compiled by Numba for ``dtype``: for
+    the problem's args as they are, or with ``kinds`` (see :func:`odekit.kernels.packing.layout`) for them
+    packed.
 
     Raises
     ------
@@ -657,10 +644,10 @@ def compiled_adapters(problem, key, dtype, sparse=False):
     from .kernels import jit
 
     try:
-        args_type = jit.typeof(problem.args)
+        args_type = jit.typeof(problem.args) if kinds is None else jit.PACKED_ARGS
     except Exception as exc:       # ValueError: cannot determine Numba type of <class ...>
         raise NotCompiled("Numba cannot type the problem's args", exc) from exc
-    return _adapters(*key, "numba", jit.rhs_signature(args_type, dtype), sparse)
+    return _adapters(*key, "numba", jit.rhs_signature(args_type, dtype), sparse, kinds)
 
 
 _KERNELS = {}
@@ -760,8 +747,9 @@ class _Constant:
 
 @functools.lru_cache(maxsize=256)
 def _adapters(user, jac, takes_force, second_order, shape, inplace, damping, magnetic, backend, signatures,
-              sparse=False):
-    """The ``(rhs, jac)`` adapters of one user function, compiled for ``signatures``.
+              sparse=False, kinds=None):
+    """The ``(rhs, jac)`` adapters of one user function, compiled for ``signatures`` (of packed args, of the
+    layout ``kinds``, when it is given; see :func:`_compiler`).
 
     ``sparse`` (the kernels run as Python) fills the Jacobian objects of
     :mod:`odekit.sparse` instead of a dense matrix, with the user's ``jac``
@@ -769,7 +757,7 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, damping, mag
     problem's field function, or None.
     """
     compiled = backend == "numba"
-    compile_function = _compiler(compiled)
+    compile_function = _compiler(compiled, kinds)
     rhs_sig, jac_sig = signatures if compiled else (None, None)
     names = _described(user, "accel" if second_order else "fun")
     if magnetic is not None:
@@ -827,12 +815,13 @@ def _twin_first(adapt, twin, second_order, compile_function):
 
 
 @functools.lru_cache(maxsize=256)
-def _event_adapters(events, sizes, second_order, shape, backend, signatures):
-    """The ``(g, affect)`` of ``events`` in the kernel convention, compiled for ``signatures`` on Numba."""
+def _event_adapters(events, sizes, second_order, shape, backend, signatures, kinds=None):
+    """The ``(g, affect)`` of ``events`` in the kernel convention, compiled for ``signatures`` on Numba (of
+    packed args of the layout ``kinds``, when it is given)."""
     if not events:
         return None, None                # see odekit.kernels.interface.RunState
     compiled = backend == "numba"
-    compile_function = _compiler(compiled)
+    compile_function = _compiler(compiled, kinds)
     with _compiling(_event_names(events), compiled):
         g, affect = _events.adapters(events, sizes, second_order, shape, compile_function)
         if not compiled:
@@ -841,12 +830,24 @@ def _event_adapters(events, sizes, second_order, shape, backend, signatures):
         return compile_function(g, g_sig), compile_function(affect, affect_sig)
 
 
-def _compiler(compiled):
-    """How the adapters prepare a function: Numba's (see :func:`odekit.kernels.jit.compile_function`) or as it is."""
-    if compiled:
-        from .kernels.jit import compile_function
+def _compiler(compiled, kinds=None):
+    """How the adapters prepare a function: Numba's (see :func:`odekit.kernels.jit.compile_function`) or as it is.
+
+    With ``kinds``, a function compiled for a signature -- an adapter the loop calls -- is compiled as a
+    function of packed args of that layout (:func:`odekit.kernels.jit.unpacking_function`), and only so:
+    compiled first for the args as they are, then again inside the unpacking call, a new problem's first
+    solve with a cached loop took 0.70-0.75 s against 0.49-0.59 (1.52-1.64 s against 1.21-1.24 with an
+    event).
+    """
+    if not compiled:
+        return _as_python
+    from .kernels.jit import compile_function, unpacking_function
+    if kinds is None:
         return compile_function
-    return _as_python
+
+    def compile_packed(fn, signature=None, **options):
+        return compile_function(fn, **options) if signature is None else unpacking_function(fn, signature, kinds)
+    return compile_packed
 
 
 def _as_python(fn, signature=None, inline=False):

@@ -303,14 +303,15 @@ class Unpacking(FirstClass):
 
 
 def unpacking_function(fn, signature, kinds):
-    """``fn`` (compiled, ``args`` its last argument) as an :class:`Unpacking` function of ``signature``'s
-    packed args, taking their first entries, of the layout ``kinds`` (see :func:`.packing.layout`); marked
-    ``writes_in_place`` as ``fn`` is.
+    """``fn`` (a Python function or compiled, ``args`` its last argument) as an :class:`Unpacking` function of
+    ``signature``'s packed args, taking their first entries, of the layout ``kinds`` (see
+    :func:`.packing.layout`); marked ``writes_in_place`` as ``fn`` is.
 
-    ``fn`` is compiled again to be inlined: called, its arrays passed as some thirty words, a second-order
+    ``fn`` is compiled to be inlined: called, its arrays passed as some thirty words, a second-order
     Kepler orbit's RK4 step took 180-275 ns against 114-184 (one call layer more than ``fn`` alone).
     """
-    inner = compile_function((fn.dispatcher if isinstance(fn, FirstClass) else fn).py_func, inline=True)
+    python = fn.dispatcher if isinstance(fn, FirstClass) else fn
+    inner = compile_function(getattr(python, "py_func", python), inline=True)
     dispatcher = numba.njit(**OPTIONS)(packing.unpacking(inner, len(signature.args), kinds))
     with _quiet():
         dispatcher.compile(signature)
@@ -321,9 +322,10 @@ def unpacking_function(fn, signature, kinds):
     return wrapped
 
 
-def events_as_python(g, affect, signatures):
+def events_as_python(g, affect, signatures, compiler=compile_function):
     """The events' ``g`` and ``affect`` (Python functions in the kernel convention, which Numba could not
-    compile), as functions for ``signatures`` that compiled code calls through Numba's object mode."""
+    compile), as functions for ``signatures`` that compiled code calls through Numba's object mode, compiled
+    by ``compiler(fn, signature)``."""
     def g_as_python(t, W, row, G, grow, args):
         with numba.objmode(ok="boolean"):
             ok = g(t, W, row, G, grow, args)
@@ -333,7 +335,7 @@ def events_as_python(g, affect, signatures):
         with numba.objmode(ok="boolean"):
             ok = affect(k, c, t, W, row, args)
         return ok
-    return tuple(compile_function(fn, sig) for fn, sig in zip((g_as_python, affect_as_python), signatures))
+    return tuple(compiler(fn, sig) for fn, sig in zip((g_as_python, affect_as_python), signatures))
 
 
 def _only(dispatcher, signature):
