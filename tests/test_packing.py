@@ -110,6 +110,8 @@ def test_a_problems_functions_are_each_compiled_once():
     1.21-1.24).  Here no function is compiled twice for the same types."""
     from numba.core import event
 
+    from odekit import backend
+
     problem = odekit.ODEProblem(_rate, (0.0, 2.0), [1.0], args=(1.0,))
     with event.install_recorder("numba:compile") as recorder:
         sol = odekit.solve(problem, "dp54", events=odekit.Event(_half, terminal=True), backend="numba",
@@ -117,3 +119,9 @@ def test_a_problems_functions_are_each_compiled_once():
     compiled = [(e.data["dispatcher"].py_func, e.data["args"]) for _, e in recorder.buffer if e.is_start]
     assert len(compiled) > 4 and len(set(compiled)) == len(compiled)
     assert sol.backend == "numba" and sol.t[-1] == pytest.approx(np.log(2.0), rel=1e-9)
+
+    # the Jacobian of an explicit run, which it never calls, is one for every problem
+    another = odekit.ODEProblem(lambda t, y, k: -k * y, (0.0, 1.0), [1.0], args=(2.0,))
+    with event.install_recorder("numba:compile") as recorder:
+        odekit.solve(another, "dp54", backend="numba")
+    assert not [e for _, e in recorder.buffer if e.is_start and e.data["dispatcher"].py_func is backend._no_jacobian]
