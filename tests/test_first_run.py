@@ -156,7 +156,7 @@ def _held(lock_file):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="no fcntl: each process compiles for itself")
 def test_a_second_process_that_needs_a_loop_being_compiled_waits_and_loads_it(fresh):
-    """A Dask cluster's workers handed one ensemble, or pytest's, start together and need the same loops:
+    """A Dask cluster's workers handed one ensemble start together and need the same loops:
     each compiled them.  The second process here starts while the first is compiling its loop, and must
     compile no loop of its own: it waits for the first, then loads what it saved."""
     import os

@@ -402,7 +402,6 @@ class _KeyedCacheFile(caching.IndexDataCacheFile):
         overloads[key] = name
         self._save_index(overloads)
 
-
     @contextlib.contextmanager
     def alone(self, key):
         """Held by one process at a time for ``key``: the one that compiles it; the others wait, then load it.

@@ -9,19 +9,18 @@ of them the same family and events again for another number of floats;
 with four floats packed, 27, of which five were loops again for an int or
 five floats (47 s of CPU).
 
-Ints are packed too; the floats stay four: with six, RK4 on Kepler in
-place took 119-128 ns a step against 85 (three processes of each, the zoo's
-second-order form unchanged at 113-117).
-
 So args of at most :data:`SLOTS` floats and ints reach the compiled loop
 :func:`pack`-ed: as floats, padded with zeros to :data:`SLOTS`.  Each of the
 problem's compiled functions in the kernel convention (``rhs``, ``jac``,
 the events' ``g`` and ``affect``, whose last argument is ``args``) is
-wrapped by :func:`unpacking`, which takes its own entries back -- an int as
-the int it was: ints of at most 2**53 in magnitude, which a float holds
-exactly, are packed.  The functions themselves are compiled for the args as
-they are.  Other args (arrays, bools, more entries) reach the loop as they
-are.
+compiled inside a call made by :func:`unpacking`, which takes its own
+entries back -- an int as the int it was: ints of at most 2**53 in
+magnitude, which a float holds exactly, are packed.  Other args (arrays,
+bools, more entries) reach the loop as they are.
+
+The floats stay four: with six, RK4 on Kepler in place took 119-128 ns a
+step against 85 (three processes of each, the zoo's second-order form
+unchanged at 113-117) -- the packed args are passed to every evaluation.
 """
 
 SLOTS = 4
