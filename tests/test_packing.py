@@ -116,7 +116,8 @@ def test_a_problems_functions_are_each_compiled_once():
     with event.install_recorder("numba:compile") as recorder:
         sol = odekit.solve(problem, "dp54", events=odekit.Event(_half, terminal=True), backend="numba",
                            rtol=1e-10, atol=1e-12)
-    compiled = [(e.data["dispatcher"].py_func, e.data["args"]) for _, e in recorder.buffer if e.is_start]
+    compiled = [(e.data["dispatcher"].py_func, e.data["args"]) for _, e in recorder.buffer if e.is_start
+                and not (e.data["dispatcher"].py_func.__module__ or "").startswith("odekit.kernels.")]  # the loop's
     assert len(compiled) > 4 and len(set(compiled)) == len(compiled)
     assert sol.backend == "numba" and sol.t[-1] == pytest.approx(np.log(2.0), rel=1e-9)
 
