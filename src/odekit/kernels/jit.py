@@ -309,6 +309,8 @@ def unpacking_function(fn, signature, kinds):
 
     ``fn`` is compiled to be inlined: called, its arrays passed as some thirty words, a second-order
     Kepler orbit's RK4 step took 180-275 ns against 114-184 (one call layer more than ``fn`` alone).
+    Inlined by LLVM, not in Numba's IR (``inline="always"``): that compiled a new problem's first solve in
+    0.23 s rather than 0.36, but the same RK4 step took 108-110 ns against 90-92.
     """
     python = fn.dispatcher if isinstance(fn, FirstClass) else fn
     inner = compile_function(getattr(python, "py_func", python), inline=True)
