@@ -616,7 +616,7 @@ def _compile(problem, family, kernel_data, dtype, events, sizes, backend):
     rhs, jac = compiled_adapters(problem, _adapter_key(problem, family.second_order, _uses_jac(problem, family)),
                                  dtype, kinds=kinds)          # (which says when Numba cannot type the args)
     args = problem.args if kinds is None else packing.pack(problem.args)
-    args_type = jit.typeof(args) if kinds is None else jit.PACKED_ARGS
+    args_type = jit.typeof(args)
     signatures = jit.event_signatures(args_type, dtype)
     reason = ""
     try:

@@ -303,25 +303,21 @@ class Unpacking(FirstClass):
 
 
 def unpacking_function(fn, signature, kinds):
-    """``fn`` (a Python function or compiled, ``args`` its last argument) as an :class:`Unpacking` function of
-    ``signature``'s packed args, taking their first entries, of the layout ``kinds`` (see
-    :func:`.packing.layout`); marked ``writes_in_place`` as ``fn`` is.
+    """``fn`` (a Python function or a dispatcher, ``args`` its last argument) as an :class:`Unpacking`
+    function of ``signature``'s packed args, taking their first entries, of the layout ``kinds`` (see
+    :func:`.packing.layout`).
 
     ``fn`` is compiled to be inlined: called, its arrays passed as some thirty words, a second-order
     Kepler orbit's RK4 step took 180-275 ns against 114-184 (one call layer more than ``fn`` alone).
     Inlined by LLVM, not in Numba's IR (``inline="always"``): that compiled a new problem's first solve in
     0.23 s rather than 0.36, but the same RK4 step took 108-110 ns against 90-92.
     """
-    python = fn.dispatcher if isinstance(fn, FirstClass) else fn
-    inner = compile_function(getattr(python, "py_func", python), inline=True)
+    inner = compile_function(getattr(fn, "py_func", fn), inline=True)
     dispatcher = numba.njit(**OPTIONS)(packing.unpacking(inner, len(signature.args), kinds))
     with _quiet():
         dispatcher.compile(signature)
     dispatcher.disable_compile()          # a call with other types is a caller's mistake: say so
-    wrapped = Unpacking(dispatcher)
-    if getattr(fn, "writes_in_place", False):
-        wrapped.writes_in_place = True
-    return wrapped
+    return Unpacking(dispatcher)
 
 
 def events_as_python(g, affect, signatures, compiler=compile_function):
