@@ -12,10 +12,11 @@ same process and run, and prints ratios:
 * HIRES (``odekit.problems.hires``) to t = 321.8122, atol 1e-10;
 
 all at rtol 1e-6 (``--rtol R`` for another, each atol scaled by R / 1e-6).
-odekit's ``radau5``, ``kencarp4``, ``rodas4``, ``trbdf2`` and ``bdf`` (each skipped if the registry lacks it) run compiled; SciPy's
-``Radau``, ``BDF`` and ``LSODA`` run on the same right-hand side, the zoo's
-Python function.  Both get the zoo's analytic Jacobian (odekit from the
-problem, SciPy through ``jac=``).
+odekit's ``radau5``, ``kencarp4``, ``rodas4``, ``trbdf2`` and ``bdf`` (each
+skipped if the registry lacks it) run compiled; SciPy's ``Radau``, ``BDF``
+and ``LSODA`` run on the same right-hand side, the zoo's Python function.
+Both get the zoo's analytic Jacobian (odekit from the problem, SciPy
+through ``jac=``).
 
 For each solve: wall time per solve (timeit-style batches with garbage
 collection off, after a warm-up solve that compiles), accepted and rejected

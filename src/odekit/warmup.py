@@ -7,8 +7,8 @@ it -- after an install, in ``make demo`` -- for every built-in family, float
 states and the ``args`` most runs have: none (most users' own functions) or
 a few floats or ints (the zoo's problems, the demo's Kepler orbit among
 them), which share one loop (see :mod:`odekit.kernels.packing`).  Other
-kinds -- arrays, more than four numbers -- compile on their first run, which says so
-(:class:`odekit.CompilationNotice`).
+kinds -- arrays, more than four numbers -- compile on their first run,
+which says so (:class:`odekit.CompilationNotice`).
 """
 
 import functools
