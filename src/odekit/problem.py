@@ -12,6 +12,7 @@ protocol for models that live in objects.
 
 from collections.abc import Mapping
 import copy
+import itertools
 import math
 from typing import Protocol, runtime_checkable
 
@@ -147,13 +148,33 @@ def _magnetic(magnetic, x0, t0, args):
     return magnetic
 
 
+_EDITS = itertools.count(1)
+
+
+class _Edited:
+    """A problem whose attributes, each time one is assigned, get a new number, ``_edit``.
+
+    A start kept for repeated solves (:meth:`odekit.Integrator._started`,
+    :mod:`odekit.rerun`) read the problem's attributes: it is the problem's
+    as long as this number is the one it was made with.  (Comparing the
+    twenty attributes themselves took 0.5 us of a 6 us repeated solve.)
+    Caches written into ``__dict__`` do not count.
+    """
+
+    __slots__ = ()
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        object.__setattr__(self, "_edit", next(_EDITS))
+
+
 def _with_span(problem, t_span):
     twin = copy.copy(problem)
     twin.t_span = checks.time_span("t_span", t_span)
     return twin
 
 
-class ODEProblem:
+class ODEProblem(_Edited):
     """A first-order initial value problem ``y' = fun(t, y, *args)``.
 
     Parameters
@@ -301,7 +322,7 @@ class System(Protocol):
     def derivative(self) -> np.ndarray: ...
 
 
-class SecondOrderProblem:
+class SecondOrderProblem(_Edited):
     """Mechanics: ``x'' = accel(t, x, v, *args)``.
 
     Parameters
