@@ -150,6 +150,51 @@ def test_a_second_order_problem_is_solved_again_in_one_call_with_its_shape():
     assert_same(again, first)
 
 
+@pytest.mark.parametrize("method,options", [("dp54", dict()), ("rk4", dict(h=0.01))])
+def test_a_second_order_problem_solved_often_reads_x0_and_v0_afresh_and_an_attribute_assigned_is_a_new_start(
+        method, options):
+    # the call reads the problem's own x0 and v0 (a fixed step only from the state it was judged at: from
+    # another, a first solve's way runs it); any attribute assigned since, even to an equal value, is a new start
+    def spring(k, x0, v0):
+        return odekit.SecondOrderProblem(_spring, (0.0, 0.5), np.array(x0), np.array(v0), args=(k,))
+    problem = spring(4.0, [[1.0, 0.0]], [[0.0, 1.0]])
+    often(problem, method, **options)
+    plan = _rerun_of(problem)
+    problem.x0[:] = [[0.5, -2.0]]
+    problem.v0[0, 1] = 3.0
+    again = odekit.solve(problem, method, **options)
+    assert again.y.shape[1:] == (2, 1, 2) and plan.runs == (0 if method == "rk4" else 1)
+    assert_same(again, fresh_solve(spring(4.0, [[0.5, -2.0]], [[0.0, 3.0]]), method, **options))
+    often(problem, method, **options)
+    plan, before = _rerun_of(problem), _rerun_of(problem).runs
+    problem.args = (9.0,)
+    assert_same(odekit.solve(problem, method, **options),
+                fresh_solve(spring(9.0, [[0.5, -2.0]], [[0.0, 3.0]]), method, **options))
+    assert plan.runs == before
+    often(problem, method, **options)
+    plan, before = _rerun_of(problem), _rerun_of(problem).runs
+    problem.v0 = problem.v0.copy()
+    problem.v0[0, 0] = 1.0                 # (a call that read the array it was made with would miss this)
+    assert_same(odekit.solve(problem, method, **options),
+                fresh_solve(spring(9.0, [[0.5, -2.0]], [[1.0, 3.0]]), method, **options))
+    assert plan.runs == before
+
+
+def test_a_solve_again_whose_output_has_another_number_of_rows_gets_all_of_them():
+    # the call writes into arrays as long as the last run's output: a run from another y0 takes other steps
+    large, small = (1.0, 2.0), (1e-8, 2e-8)
+    firsts = {y0: fresh_solve(odekit.ODEProblem(_decay, (0.0, 2.0), y0, args=(3.0,)), "dp54") for y0 in (large, small)}
+    assert firsts[large].t.size != firsts[small].t.size
+    problem = odekit.ODEProblem(_decay, (0.0, 2.0), large, args=(3.0,))
+    often(problem, "dp54")
+    plan = _rerun_of(problem)
+    before = plan.runs
+    for y0 in (large, small, small, large):
+        problem.y0[:] = y0
+        assert_same(odekit.solve(problem, "dp54"), firsts[y0])
+    assert plan.runs == before + 4
+
+
 def test_a_run_longer_than_the_call_goes_on_where_it_left_off():
     # more steps than the first slice and rows than the first buffer: handed to an Integrator, which
     # goes on; the stiffness of its steps judged as a first solve's are
@@ -210,8 +255,8 @@ def test_a_ctrl_c_during_the_call_raises_interrupted_with_what_it_computed():
     plan = _rerun_of(problem)
     call, records, lane = plan._lane or plan._new_lane()       # (the last run took its lane on)
 
-    def pressed(y0):               # Python raises a Ctrl-C as the compiled call returns
-        call(y0)
+    def pressed(*arguments):       # Python raises a Ctrl-C as the compiled call returns
+        call(*arguments)
         raise KeyboardInterrupt
     plan._lane = (pressed, records, lane)
     with pytest.raises(odekit.Interrupted) as stop:

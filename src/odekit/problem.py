@@ -258,9 +258,9 @@ class ODEProblem(_Edited):
         """The flat state vector the kernels integrate."""
         return self.y0.ravel().copy()
 
-    def state_view(self):
-        """:meth:`initial_state` without a copy where there need be none: to be read at once, not kept."""
-        return self.y0.ravel()
+    def state_arrays(self):
+        """The arrays the flat state is read from, in the order of its entries: ``(y0,)``."""
+        return (self.y0,)
 
     def unflatten(self, Y):
         """Rows of flat states -> trajectory shaped ``(m, *shape)``."""
@@ -436,7 +436,9 @@ class SecondOrderProblem(_Edited):
     def initial_state(self):
         return np.concatenate([self.x0.ravel(), self.v0.ravel()])
 
-    state_view = initial_state
+    def state_arrays(self):
+        """The arrays the flat state is read from, in the order of its entries: ``(x0, v0)``."""
+        return (self.x0, self.v0)
 
     def unflatten(self, Y):
         """Rows of flat ``[x, v]`` -> trajectory shaped ``(m, 2, *shape)``."""

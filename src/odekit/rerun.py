@@ -8,10 +8,11 @@ numbalsoda's whole call costs 2 us.  Once a start has been copied
 :meth:`odekit.Integrator._started`), :func:`odekit.solve` hands the run to a
 :class:`Rerun`: the loop over an ensemble's trajectories (:func:`odekit.kernels.
 ensemble.make_chunk`), run for one trajectory -- the work arrays and run
-state restored as the run started them, ``y0`` read afresh, ``f`` evaluated
-there and counted, the family's loop -- in one compiled call whose arguments
-are bundled into one (:func:`odekit.kernels.jit.bundled`).  The numbers are
-those of a first solve, bit for bit.
+state restored as the run started them, the initial state read afresh from
+the problem's own arrays, ``f`` evaluated there and counted, the family's
+loop, the output written into arrays made in Python -- in one compiled call
+whose arguments are bundled into one (:func:`odekit.kernels.jit.bundled`).
+The numbers are those of a first solve, bit for bit.
 
 The call runs the first slice of the run, as a solve's first call of its loop
 does (see :data:`odekit.integrator.SLICE_SECONDS`).  A run that ends there
@@ -22,6 +23,7 @@ on, or reports, as a solve does.
 """
 
 import copy
+import functools
 import warnings
 
 import numpy as np
@@ -29,7 +31,7 @@ import numpy as np
 from .backend import CompilationNotice, caller_stacklevel
 from .checks import NO_LIMIT
 from .controllers import FixedStep
-from .integrator import STARTS_KEPT, STARTS_SIZE, attributes, same_attributes
+from .integrator import STARTS_KEPT, STARTS_SIZE, attributes
 from .kernels import layout as L
 from .kernels.ensemble import COUNTED, RUNNING, Records, Trajectories, freshener, make_chunk, one_run, picker
 from .kernels.interface import no_output
@@ -37,17 +39,22 @@ from .recording import Recorder
 from .solution import Solution, Stats, Status
 from .theory.stiffness import STARVING_STEPS, StiffnessWarning
 
+_SUCCESS = Status.SUCCESS
 _RERUNS = {}        # key of solve()'s arguments (see key) -> its Rerun, or None: it cannot be one
 
 
-def key(problem, method, t_eval, backend, linear_solver, values):
-    """What a solve's plain arguments are known by (unhashable when one of them is: an array of tolerances).
-    ``values``: the numbers and flags, kept with their types (``save_every=1.0``, which a first solve refuses,
-    equals ``1``)."""
+def key(problem, method, t_eval, backend, linear_solver, h, rtol, atol, adaptive, save_every, max_steps,
+        event_samples, max_events):
+    """What a solve's plain arguments are known by (unhashable when one of them is: an array of tolerances):
+    the numbers and flags kept with their types (``save_every=1.0``, which a first solve refuses, equals
+    ``1``).  One flat tuple, the types written out: a nested one, with ``tuple(map(type, ...))``, took 0.9
+    of a repeated small solve's 6 us, this 0.5."""
     if t_eval is not None:
         t_eval = ((t_eval.shape, t_eval.dtype.str, t_eval.tobytes()) if isinstance(t_eval, np.ndarray)
                   else tuple(t_eval) if isinstance(t_eval, (list, tuple)) else [])
-    return id(problem), method, t_eval, backend, linear_solver, values, tuple(map(type, values))
+    return (id(problem), method, t_eval, backend, linear_solver, h, rtol, atol, adaptive, save_every, max_steps,
+            event_samples, max_events, type(h), type(rtol), type(atol), type(adaptive), type(save_every),
+            type(max_steps), type(event_samples), type(max_events))
 
 
 def rerun(solve_key, problem):
@@ -89,6 +96,8 @@ class Rerun:
         k = start._kernels
         if k.backend != "numba" or k.reason or sum(a.size for a in start._scratch) + recorder.out_y.size > STARTS_SIZE:
             return None
+        if any(not (a.flags.c_contiguous and a.dtype == start._y.dtype) for a in start.problem.state_arrays()):
+            return None                  # (assigned so since the problem was made: a flat view would be a copy)
         return cls(start, recorder)
 
     def __init__(self, start, recorder):
@@ -103,13 +112,19 @@ class Rerun:
         ist0[L.PAUSE_AFTER] = start._first_slice
         ist0[L.HAVE_F] = ist0[L.NFEV] = 0
         self.fs0, self.ist0 = fs0, ist0
-        self.starts = bool(ist0[L.NOUT])                 # row 0 of the output is the initial state
-        # a fixed-step explicit run warns when h is beyond the stability limit at y0: judged here, again
-        # (by a first solve's way) when y0 is not the same
-        self.y0 = start._y.tobytes() if start._fixed_explicit else None
+        # a fixed-step explicit run warns when h is beyond the stability limit at y0: judged here, and
+        # again (by a first solve's way) from another y0, which the call does not start from
+        self.judged = bool(start._fixed_explicit)
         self.warning = start._instability()
         self.stiffness = not (start.method.implicit or isinstance(start.controller, FixedStep))
-        self.flat = problem.unflatten(start._y[None]).ndim == 2          # states are rows as they are
+        # what the call reads: flat views of the problem's own arrays (the same objects as long as its
+        # attributes are), and nothing after y0; and the shape of its states
+        parts = tuple(a.reshape(-1) for a in problem.state_arrays())
+        self.parts = parts + (np.empty(0, dtype=start._y.dtype),) * (2 - len(parts))
+        shape = problem.unflatten(start._y[None]).shape[1:]
+        self.shape = None if len(shape) == 1 else (-1,) + shape
+        self.size, self.dtype = (0, start._y.size), start._y.dtype     # the last run's output, and its Stats
+        self.last = None, None
         self.runs = 0                                   # solves it ran (from their start on)
         self._lane = self._new_lane()                   # compiled (or loaded) now, not in a later solve
 
@@ -119,7 +134,7 @@ class Rerun:
         s = self.start
         n, dtype = s._y.size, s._y.dtype
         lane = (tuple(a.copy() for a in s._scratch), None, s._scratch, self.fs0.copy(), self.ist0.copy())
-        rows = Trajectories(s._kernels.args(s.problem.args), np.empty((1, n), dtype=dtype), self.fs0, self.ist0,
+        rows = Trajectories(s._kernels.args(s.problem.args), s._y[None].copy(), self.fs0, self.ist0,
                             np.empty((1, n), dtype=dtype), np.zeros(1), np.zeros((1, len(COUNTED)), dtype=np.int64),
                             np.full(1, RUNNING, dtype=np.int64))
         r = self.recorder
@@ -128,42 +143,63 @@ class Rerun:
         k = s._kernels
         args = (s._fns, s._method_data, rows, records, lane, no_output(dtype), 0, 1, np.zeros(1, dtype=np.int64),
                 k.drive.first_class, k.deriv.first_class)
-        return _compiled(s, args, s._y), records, lane
+        return _compiled(s, args, (self.judged,) + self.parts), records, lane
 
     def solve(self, problem):
         """The Solution of a run on ``problem`` (``self.problem``, its attributes as they were), or None."""
-        if problem is not self.problem or not same_attributes(problem, self.attributes):
-            return None
-        y0 = problem.state_view()
-        if self.y0 is not None and y0.tobytes() != self.y0:
+        if problem is not self.problem or problem._edit != self.attributes:    # (see same_attributes)
             return None
         taken, self._lane = self._lane or self._new_lane(), None    # a solve from another thread makes its own
-        call, records, lane = taken
+        size = self.size                   # the last run's output: (rows, length of a state)
+        t, y = np.empty(size[0]), np.empty(size, dtype=self.dtype)
         try:
-            code, t, y, nfev, njev, nlu, accepted, rejected = call(y0)
+            code, rows, nfev, njev, nlu, accepted, rejected = taken[0](t, y, True)
         except KeyboardInterrupt:          # Ctrl-C during the call: what it computed, with status INTERRUPTED
-            return self._handed_on(records, lane, L.INTERRUPTED)
-        except Exception:                  # noqa: BLE001 - the user's f raised
-            code = L.FUNCTION_ERROR
+            return self._handed_on(*taken[1:], L.INTERRUPTED)
+        except Exception:                  # noqa: BLE001 - the user's f raised: a first solve's way says how
+            self._lane = taken
+            return None
+        counts, last = (nfev, njev, nlu, accepted, rejected), self.last
+        if counts == last[0]:              # a Stats is frozen: the last run's is shared when the counts are its
+            stats = last[1]
+        else:
+            stats = Stats.of(*counts)
+            self.last = counts, stats      # (one tuple: another thread reads both or neither)
+        if code or rows != size[0] or self.warning or (self.stiffness and accepted >= STARVING_STEPS):
+            return self._otherwise(problem, taken, code, rows, t, y, stats)
+        self.runs += 1
+        self._lane = taken
+        return Solution(problem, self.method, t, y if self.shape is None else y.reshape(self.shape), stats,
+                        _SUCCESS, self.message, "numba")
+
+    def _otherwise(self, problem, taken, code, rows, t, y, stats):
+        """:meth:`solve`'s Solution after a call that did not simply succeed (returned ``code``, not 0), whose
+        output has another number of ``rows`` than ``t`` and ``y``, or that warns or may say that the run
+        starved; None when the call did not run."""
         if code not in (L.SUCCESS, L.PAUSED, L.BUFFER_FULL):
-            # failed, from f at y0 on (which a first solve refuses with ValueError): a first solve's way, which
-            # says why, runs it again -- at most a first slice, for a run that fails
+            # another start (OTHER_START), or failed from f at y0 on (which a first solve refuses with
+            # ValueError): a first solve's way, which says why, runs it again -- at most a first slice
             self._lane = taken
             return None
         if self.warning:
             warnings.warn(self.warning, StiffnessWarning, stacklevel=caller_stacklevel())
         self.runs += 1
+        call, records, lane = taken
         if code != L.SUCCESS:
             sol = self._handed_on(records, lane)
             self._lane = taken             # (the Solution's arrays are its own: see _handed_on)
             return sol
+        if rows != t.size:                 # the output written into arrays of its size; the next made so
+            self.size = size = (rows, y.shape[1])
+            t, y = np.empty(rows), np.empty(size, dtype=self.dtype)
+            call(t, y, False)
+        self._lane = taken
         message = self.message
-        if self.stiffness and accepted >= STARVING_STEPS:    # judged from its steps, as a first solve's
+        if self.stiffness and stats.naccepted >= STARVING_STEPS:    # judged from its steps, as a first solve's
             note = self._adopted(lane)._stiffness_note(code, self.recorder, t, y)
             message = f"{message.rstrip('.')}. {note}" if note else message
-        self._lane = taken
-        return Solution(problem, self.method, t, y if self.flat else problem.unflatten(y),
-                        Stats.of(nfev, njev, nlu, accepted, rejected), Status.SUCCESS, message, "numba")
+        return Solution(problem, self.method, t, y if self.shape is None else y.reshape(self.shape), stats,
+                        _SUCCESS, message, "numba")
 
     def _adopted(self, lane):
         """The run as an :class:`~odekit.Integrator` whose arrays are ``lane``'s, where the call left it."""
@@ -187,10 +223,10 @@ class Rerun:
         return sol
 
 
-def _compiled(start, args, y0):
-    """The run of one trajectory of the chunk loop on ``args``, as a call of ``y0`` alone (see
-    :func:`odekit.kernels.ensemble.one_run`); compiled, or loaded from the disk cache, once per structure of
-    arguments."""
+def _compiled(start, args, extra):
+    """The run of one trajectory of the chunk loop on ``args`` from the state in ``extra``, as a call of the
+    output arrays and whether to run (see :func:`odekit.kernels.ensemble.one_run`); compiled, or loaded from
+    the disk cache, once per structure of arguments."""
     from .kernels import jit
 
     family = start.method.family
@@ -204,5 +240,7 @@ def _compiled(start, args, y0):
                           "machine", CompilationNotice, stacklevel=caller_stacklevel())
     shared = (False,) * len(start._kernels.args(start.problem.args))        # the args, as the loop takes them
     loop = make_chunk(picker(shared), freshener(tuple(a.ndim for a in start._scratch), False), False)
-    return jit.bundled(jit.chunk_kernel(loop, args, family.builtin, announce), args, family.builtin, announce,
-                       one_run, (y0,))
+    y = start._y
+    call = jit.bundled(jit.chunk_kernel(loop, args, family.builtin, announce), args, family.builtin, announce,
+                       one_run, extra + (np.empty(0), np.empty((0, y.size), dtype=y.dtype), True))
+    return functools.partial(call, *extra)

@@ -147,8 +147,8 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     if progress is None and events is None and controller is None and step_control is None and \
             dense_output is False:
         # solved again with the same arguments: one compiled call (see odekit.rerun)
-        solve_key = rerun.key(problem, method, t_eval, backend, linear_solver, (h, rtol, atol, adaptive, save_every,
-                                                                             max_steps, event_samples, max_events))
+        solve_key = rerun.key(problem, method, t_eval, backend, linear_solver, h, rtol, atol, adaptive, save_every,
+                              max_steps, event_samples, max_events)
         sol = rerun.rerun(solve_key, problem)
         if sol is not None:
             return sol
