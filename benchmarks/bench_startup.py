@@ -104,11 +104,63 @@ def fixed_costs(odekit, backend, quick):
     calls = {"dp54_solve": lambda: odekit.solve(short, "dp54", backend=backend),
              "rk4_solve": lambda: odekit.solve(short, "rk4", h=H, backend=backend),
              "integrator_step": integ.step}
+    calls.update(_numbalsoda_calls(short))
     result = {"backend": integ.backend, "repeats": wall.repeats}
     for name, call in calls.items():
         result[f"{name}_s"] = common.per_call(call, wall)[0]
         result[f"{name}_cpu_s"] = common.per_call(call, dataclasses.replace(wall, clock=time.process_time))[0]
+    if integ.backend == "numba":
+        result["pieces"] = _pieces(odekit, short, wall)
     return result
+
+
+def _numbalsoda_calls(problem):
+    """numbalsoda's ``dop853`` and ``lsoda`` over ``problem``'s span (Kepler as four first-order equations
+    in a ``cfunc``, as numbalsoda's README writes one; odekit's tolerances; its output the states at both
+    ends), as calls; none when numbalsoda is missing."""
+    try:
+        import numbalsoda
+    except ImportError:
+        return {}
+    import math
+
+    import numba
+    import numpy as np
+
+    mu = float(problem.args[0]) if problem.args else 1.0
+
+    @numba.cfunc(numbalsoda.lsoda_sig)
+    def rhs(t, u, du, p):
+        r2 = u[0] * u[0] + u[1] * u[1]
+        k = -mu / (r2 * math.sqrt(r2))
+        du[0], du[1], du[2], du[3] = u[2], u[3], k * u[0], k * u[1]
+
+    y0, t_eval = problem.initial_state(), np.array(problem.t_span)
+    return {f"numbalsoda_{name}": (lambda solver=getattr(numbalsoda, name): solver(rhs.address, y0, t_eval,
+                                                                                     rtol=1e-6, atol=1e-9))
+            for name in ("dop853", "lsoda")}
+
+
+def _pieces(odekit, problem, wall):
+    """Where a repeated ``dp54`` solve of ``problem`` spends its time, in s: ``solve``'s arguments taken and
+    the run kept for them found, the output arrays made, the compiled call, the ``Solution`` made, the states
+    shaped; the rest is the difference (the run kept is read from :mod:`odekit.rerun`)."""
+    import numpy as np
+
+    kept = next(r for k, r in odekit.rerun._RERUNS.items() if k[0] == id(problem) and k[1] == "dp54")
+    size, dtype = kept.size, kept.dtype
+    t, y = np.empty(size[0]), np.empty(size, dtype=dtype)
+    call, stats = kept._lane[0], kept.last[1]
+
+    def best(fn):
+        return __import__("common").per_call(fn, wall)[0]
+    whole, found = best(lambda: odekit.solve(problem, "dp54")), best(lambda: kept.solve(problem))
+    return {"whole": whole, "arguments": whole - found,
+            "arrays": best(lambda: (np.empty(size[0]), np.empty(size, dtype=dtype))),
+            "call": best(lambda: call(t, y, True)),
+            "solution": best(lambda: odekit.Solution(problem, kept.method, t, y, stats, odekit.Status.SUCCESS, "",
+                                                     "numba")),
+            "shape": best(lambda: y.reshape(kept.shape)) if kept.shape else 0.0, "found": found}
 
 
 # --- in the parent (which imports common in its functions) ----------------------------------
@@ -215,7 +267,23 @@ def print_fixed(report):
         (label, f"{fixed[name + '_s'] * 1e6:.1f}", f"{fixed[name + '_cpu_s'] * 1e6:.1f}") for label, name in (
             ("odekit.solve(kepler over one step, 'dp54')", "dp54_solve"),
             (f"odekit.solve(kepler over one step, 'rk4', h={H})", "rk4_solve"),
-            (f"Integrator(kepler, 'rk4', h={H}).step()", "integrator_step"))])
+            (f"Integrator(kepler, 'rk4', h={H}).step()", "integrator_step"),
+            ("numbalsoda dop853, the same span and tolerances", "numbalsoda_dop853"),
+            ("numbalsoda lsoda, the same span and tolerances", "numbalsoda_lsoda")) if name + "_s" in fixed])
+    pieces = fixed.get("pieces")
+    if pieces:
+        rest = pieces["found"] - sum(pieces[k] for k in ("arrays", "call", "solution", "shape"))
+        print("  where dp54's solve goes, us: " + " + ".join(
+            f"{what} {pieces[key] * 1e6:.2f}" for what, key in (
+                ("arguments and finding the run kept", "arguments"), ("output arrays", "arrays"),
+                ("compiled call", "call"), ("Solution", "solution"), ("shaping the states", "shape")))
+            + f" + rest {rest * 1e6:.2f} = {pieces['whole'] * 1e6:.2f}")
+    if "numbalsoda_dop853_s" in fixed:
+        common.print_ratios("time of numbalsoda's call / time of odekit.solve over one step of Kepler", {
+            f"numbalsoda {peer} / odekit {ours}": fixed[f"numbalsoda_{peer}_s"] / fixed[f"{ours}_solve_s"]
+            for peer in ("dop853", "lsoda") for ours in ("dp54", "rk4")})
+    else:
+        print("  numbalsoda skipped: it is not installed (the peers extra)")
 
 
 def unmeasured_families():
