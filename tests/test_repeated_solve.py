@@ -154,30 +154,36 @@ def test_a_second_order_problem_is_solved_again_in_one_call_with_its_shape():
 def test_a_second_order_problem_solved_often_reads_x0_and_v0_afresh_and_an_attribute_assigned_is_a_new_start(
         method, options):
     # the call reads the problem's own x0 and v0 (a fixed step only from the state it was judged at: from
-    # another, a first solve's way runs it); any attribute assigned since, even to an equal value, is a new start
+    # another, a first solve's way runs it); any attribute assigned since, even to an equal value, is a new
+    # start, and solved often again, a new call
     def spring(k, x0, v0):
         return odekit.SecondOrderProblem(_spring, (0.0, 0.5), np.array(x0), np.array(v0), args=(k,))
+    moved, pushed = (((0.5, -2.0),), ((0.0, 3.0),)), (((0.5, -2.0),), ((1.0, 3.0),))
+    expected = {(4.0, moved): fresh_solve(spring(4.0, *moved), method, **options),
+                (9.0, moved): fresh_solve(spring(9.0, *moved), method, **options),
+                (9.0, pushed): fresh_solve(spring(9.0, *pushed), method, **options)}
     problem = spring(4.0, [[1.0, 0.0]], [[0.0, 1.0]])
     often(problem, method, **options)
     plan = _rerun_of(problem)
-    problem.x0[:] = [[0.5, -2.0]]
+    problem.x0[:] = moved[0]
     problem.v0[0, 1] = 3.0
     again = odekit.solve(problem, method, **options)
     assert again.y.shape[1:] == (2, 1, 2) and plan.runs == (0 if method == "rk4" else 1)
-    assert_same(again, fresh_solve(spring(4.0, [[0.5, -2.0]], [[0.0, 3.0]]), method, **options))
-    often(problem, method, **options)
-    plan, before = _rerun_of(problem), _rerun_of(problem).runs
+    assert_same(again, expected[4.0, moved])
     problem.args = (9.0,)
-    assert_same(odekit.solve(problem, method, **options),
-                fresh_solve(spring(9.0, [[0.5, -2.0]], [[0.0, 3.0]]), method, **options))
+    before = plan.runs
+    assert_same(odekit.solve(problem, method, **options), expected[9.0, moved])
     assert plan.runs == before
     often(problem, method, **options)
-    plan, before = _rerun_of(problem), _rerun_of(problem).runs
+    assert _rerun_of(problem) is not plan
+    plan = _rerun_of(problem)
+    before = plan.runs
+    assert_same(odekit.solve(problem, method, **options), expected[9.0, moved])
+    assert plan.runs == before + 1
     problem.v0 = problem.v0.copy()
     problem.v0[0, 0] = 1.0                 # (a call that read the array it was made with would miss this)
-    assert_same(odekit.solve(problem, method, **options),
-                fresh_solve(spring(9.0, [[0.5, -2.0]], [[1.0, 3.0]]), method, **options))
-    assert plan.runs == before
+    assert_same(odekit.solve(problem, method, **options), expected[9.0, pushed])
+    assert plan.runs == before + 1
 
 
 def test_a_solve_again_whose_output_has_another_number_of_rows_gets_all_of_them():

@@ -69,12 +69,14 @@ def rerun(solve_key, problem):
 
 def keep(solve_key, start, t_eval, save_every):
     """Keep a :class:`Rerun` of ``start`` (a start copied often, see :meth:`odekit.Integrator._started`) for
-    ``solve_key``, or None when its run cannot be one: asked once per key.  (The start is shared by solves
-    whose ``t_eval`` or ``save_every`` differ, each known by its own key.)"""
+    ``solve_key``, or None when its run cannot be one: asked once per key, and again when the problem's
+    attributes were assigned since its Rerun was made (which then runs nothing).  (The start is shared by
+    solves whose ``t_eval`` or ``save_every`` differ, each known by its own key.)"""
     try:
-        if solve_key in _RERUNS:
-            return
+        found = _RERUNS.get(solve_key, False)
     except TypeError:            # not a key: a t_eval of lists
+        return
+    if found is None or (found and found.attributes == attributes(start.problem)):
         return
     try:
         made = Rerun.made(start, t_eval, save_every)
