@@ -78,6 +78,7 @@ def keep(solve_key, start, t_eval, save_every):
         return
     if found is None or (found and found.attributes == attributes(start.problem)):
         return
+    _RERUNS.pop(solve_key, None)         # (a stale one: replaced, not counted against the others kept)
     try:
         made = Rerun.made(start, t_eval, save_every)
     except Exception:            # noqa: BLE001 - e.g. Numba failing on the chunk loop: solves go on as they are
