@@ -23,7 +23,6 @@ on, or reports, as a solve does.
 """
 
 import copy
-import functools
 import warnings
 
 import numpy as np
@@ -226,10 +225,10 @@ class Rerun:
         return sol
 
 
-def _compiled(start, args, extra):
-    """The run of one trajectory of the chunk loop on ``args`` from the state in ``extra``, as a call of the
-    output arrays and whether to run (see :func:`odekit.kernels.ensemble.one_run`); compiled, or loaded from
-    the disk cache, once per structure of arguments."""
+def _compiled(start, args, state):
+    """The run of one trajectory of the chunk loop on ``args`` from ``state`` (see
+    :func:`odekit.kernels.ensemble.one_run`), as a call of the output arrays and whether to run; compiled, or
+    loaded from the disk cache, once per structure of arguments."""
     from .kernels import jit
 
     family = start.method.family
@@ -244,6 +243,5 @@ def _compiled(start, args, extra):
     shared = (False,) * len(start._kernels.args(start.problem.args))        # the args, as the loop takes them
     loop = make_chunk(picker(shared), freshener(tuple(a.ndim for a in start._scratch), False), False)
     y = start._y
-    call = jit.bundled(jit.chunk_kernel(loop, args, family.builtin, announce), args, family.builtin, announce,
-                       one_run, extra + (np.empty(0), np.empty((0, y.size), dtype=y.dtype), True))
-    return functools.partial(call, *extra)
+    return jit.bundled(jit.chunk_kernel(loop, args, family.builtin, announce), args + (state,), family.builtin,
+                       announce, one_run, (np.empty(0), np.empty((0, y.size), dtype=y.dtype), True))

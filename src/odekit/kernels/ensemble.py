@@ -99,19 +99,22 @@ def make_chunk(pick, fresh, events):
     return chunk
 
 
-def one_run(bundle, judged, first, second, t, y, run):
+def one_run(bundle, t, y, run):
     """A repeated solve's call (see :mod:`odekit.rerun`): a chunk loop (the bundle's last argument) on the
-    others (see :func:`odekit.kernels.jit.bundled`), for trajectory 0 alone, started from ``first`` followed
-    by ``second``; its output written into ``t`` and ``y`` when they have as many rows.
+    others but one (see :func:`odekit.kernels.jit.bundled`), for trajectory 0 alone, started from the state
+    that one holds; its output written into ``t`` and ``y`` when they have as many rows.
 
-    ``first`` and ``second`` are flat views of the problem's own arrays,
-    read afresh: ``x0`` and ``v0`` of a second-order problem, ``y0`` and
-    nothing of another (reading them here, not concatenating them in
-    Python, took 0.1 against 0.8 us; two vectors, whatever the problem, are
-    one structure to compile).  With ``judged``, a run starts only from the
-    state it started from before (a fixed-step run warned, or not, for that
-    state: see :class:`odekit.rerun.Rerun`).  Without ``run``, nothing is
-    run: the output of the last run is written.
+    That argument is ``(judged, first, second)``, held by the bundle:
+    Numba makes a reference of its own for each array passed from Python
+    (0.05-0.1 us for two).  The state is ``first`` followed by ``second``,
+    flat views of the problem's own arrays, read afresh: ``x0`` and ``v0``
+    of a second-order problem, ``y0`` and nothing of another (reading them
+    here, not concatenating them in Python, took 0.1 against 0.8 us; two
+    vectors, whatever the problem, are one structure to compile).  With
+    ``judged``, a run starts only from the state it started from before (a
+    fixed-step run warned, or not, for that state: see
+    :class:`odekit.rerun.Rerun`).  Without ``run``, nothing is run: the
+    output of the last run is written.
 
     Returns its code -- :data:`OTHER_START` when it did not start: the state
     not of the run's length or, ``judged``, another -- the number of rows of
@@ -124,8 +127,9 @@ def one_run(bundle, judged, first, second, t, y, run):
     this function instead took 4.3 s to compile, against 1.5 + 1.5 apart.)
     """
     # borrowed: the bundle holds every array for the whole call; counting their references took 1 of 4.3 us
-    fns, data, rows, records, lane, blank, lo, hi, stop, drive, deriv, chunk = borrowed(bundle.args)
-    first, second, t, y = borrowed((first, second, t, y))      # (the caller holds them)
+    fns, data, rows, records, lane, blank, lo, hi, stop, drive, deriv, start, chunk = borrowed(bundle.args)
+    judged, first, second = start
+    t, y = borrowed((t, y))                # (the caller holds them)
     y0 = rows.y0[0]
     if run:
         n, k = y0.shape[0], first.shape[0]
