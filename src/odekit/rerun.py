@@ -30,7 +30,7 @@ import numpy as np
 from .backend import CompilationNotice, caller_stacklevel
 from .checks import NO_LIMIT
 from .controllers import FixedStep
-from .integrator import STARTS_KEPT, STARTS_SIZE, attributes
+from .integrator import STARTS_KEPT, STARTS_SIZE, attributes, same_attributes
 from .kernels import layout as L
 from .kernels.ensemble import COUNTED, RUNNING, Records, Trajectories, freshener, make_chunk, one_run, picker
 from .kernels.interface import no_output
@@ -75,7 +75,7 @@ def keep(solve_key, start, t_eval, save_every):
         found = _RERUNS.get(solve_key, False)
     except TypeError:            # not a key: a t_eval of lists
         return
-    if found is None or (found and found.attributes == attributes(start.problem)):
+    if found is None or (found and same_attributes(start.problem, found.attributes)):
         return
     _RERUNS.pop(solve_key, None)         # (a stale one: replaced, not counted against the others kept)
     try:
@@ -149,7 +149,7 @@ class Rerun:
 
     def solve(self, problem):
         """The Solution of a run on ``problem`` (``self.problem``, its attributes as they were), or None."""
-        if problem is not self.problem or problem._edit != self.attributes:    # (see same_attributes)
+        if problem is not self.problem or not same_attributes(problem, self.attributes):
             return None
         taken, self._lane = self._lane or self._new_lane(), None    # a solve from another thread makes its own
         size = self.size                   # the last run's output: (rows, length of a state)
