@@ -407,3 +407,32 @@ def test_steps_at_the_stability_limit_of_a_non_stiff_problem_are_not_called_stif
     note = STIFFNESS.starving_note(bead, method, integ._kernels.rhs, False, 0.0, u, stats, np.full(151, limit),
                                    states, False)
     assert note is not None and "looks stiff" in note
+
+
+def test_the_bound_of_the_spectral_radius_is_the_jacobians_frobenius_norm():
+    """On the bead, y' = (-x, -k y), the differences of a linear function are exact: the bound is
+    sqrt(1 + k^2), at least the spectral radius k, and f comes with it."""
+    k = 1e6
+    bead = problems.bead_on_wire(k=k)
+    rhs = odekit.Integrator(bead, "dp54", backend="python")._kernels.rhs
+    u = np.array([1.0, 1e-3])
+    f, bound = STIFFNESS._derivative_and_bound(bead, rhs, False, 0.0, u)
+    assert np.array_equal(f, [-1.0, -k * 1e-3])
+    assert bound == pytest.approx(math.hypot(1.0, k), rel=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["python", "numba"])
+def test_a_steady_run_of_a_non_stiff_problem_is_cleared_by_the_bound_without_an_estimate(monkeypatch, backend):
+    """vern8 on the Lorenz system at rtol 1e-4, with only t_eval kept: its last steps vary less than twofold,
+    as a starving run's, so the cheap filter does not clear it -- the bound does (rho <= 41 there, far from
+    100 |f| / |u|), without the estimate's twenty evaluations."""
+    bounds, models = [], []
+    bound, model = STIFFNESS._derivative_and_bound, STIFFNESS._quiet_model
+    monkeypatch.setattr(STIFFNESS, "_derivative_and_bound", lambda *a: bounds.append(1) or bound(*a))
+    monkeypatch.setattr(STIFFNESS, "_quiet_model", lambda *a: models.append(1) or model(*a))
+    prob = problems.lorenz()
+    sol = odekit.solve(prob, "vern8", rtol=1e-4, atol=1e-7, t_eval=list(prob.t_span), backend=backend)
+    assert sol.success and "stiff" not in sol.message
+    assert (bounds, models) == ([1], [])
+    assert "looks stiff" in odekit.solve(STIFF, "dp54", max_steps=1000, t_eval=[0.0, 10.0], backend=backend).message
+    assert (bounds, models) == ([1, 1], [1])             # a stiff problem is not cleared: the estimate decides

@@ -47,6 +47,7 @@ WARN_GROWTH = 1e3        # a fixed step is warned about when the fastest mode wo
 STARVING_STEPS = 100     # a run shorter than this is never said to have starved
 STEADY = 2.0              # the steps of a run starving under PI control vary within this factor
 STEADY_DOUBLING = 10.0    # ... under step doubling
+STIFF_RATIO = 100.0       # a starving run's fastest mode is this many times faster than its solution changes
 IMPLICIT = "backward_euler, trapezoid or linearized_euler"
 NOT_FINITE = "the Jacobian-vector products are not finite (inf or nan from the function or jac, or overflow)"
 
@@ -323,6 +324,10 @@ def _finite(value, what="the function"):
 
 
 def _rms(v):
+    # one dot product where the squares neither overflow nor underflow (2 us against 7), else scaled by the largest
+    quick = math.sqrt(abs(np.vdot(v, v)) / v.size) if v.size else 0.0
+    if 1e-140 < quick < 1e140:
+        return quick
     big = float(np.max(np.abs(v))) if v.size else 0.0
     if big == 0.0 or not math.isfinite(big):
         return big
@@ -718,17 +723,20 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
       (``c <= 4`` for the explicit methods here) changes the state by about
       ``16 |f| / rho``, at most ``16/S`` of it with ``S`` below;
     * the problem is stiff there: its fastest mode is at least 100 times
-      faster than the solution changes, ``S = rho |u| / |f(u)| >= 100``.
-      Without this, a non-stiff run at a loose tolerance, whose
-      accuracy-limited step happens to sit at the stability limit, would be
-      called stiff;
+      faster than the solution changes, ``S = rho |u| / |f(u)| >= 100``
+      (``STIFF_RATIO``).  Without this, a non-stiff run at a loose
+      tolerance, whose accuracy-limited step happens to sit at the
+      stability limit, would be called stiff.  A small system is first
+      cleared by a bound of ``rho`` (:func:`_derivative_and_bound`),
+      before the estimate;
     * the median step (for step doubling, of the half steps that propagate
       the solution) lies between a third and 4 times the method's
       stability limit for the spectrum there (explicit methods chatter
       around it: a few too large steps grow the stiff mode until a step is
       rejected).
 
-    The evaluations (about 20) are not counted in the run's statistics.
+    The evaluations (``n`` for the bound, about 20 for the estimate) are not counted in the run's
+    statistics.
     """
     if stats.naccepted < STARVING_STEPS or not (is_explicit_tableau(method) or is_splitting(method)):
         return None
@@ -749,16 +757,18 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
                                                                              np.finfo(float).tiny)
         if not np.median(change) <= (0.3 if doubling else 0.15):
             return None
-    model = _quiet_model(problem, rhs, force_only, t, u, None)
-    if model is None or model.rho == 0:
-        return None
     try:
-        f = _first_order(problem, rhs, force_only, t, u)
+        f, bound = _derivative_and_bound(problem, rhs, force_only, t, u)
     except _NoEstimate:
         return None
     speed = _rms(f)
+    if speed > 0 and bound * _rms(u) < STIFF_RATIO / 2 * speed:
+        return None
+    model = _quiet_model(problem, rhs, force_only, t, u, f)
+    if model is None or model.rho == 0:
+        return None
     ratio = model.rho * _rms(u) / speed if speed > 0 else math.inf
-    if not ratio >= 100:
+    if not ratio >= STIFF_RATIO:
         return None
     limit = _limit(method, model)
     h = float(np.median(last))
@@ -770,6 +780,40 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
             f"({seen}; {stats.nrejected} of {stats.nsteps} attempts rejected), "
             f"set by a fast mode (spectral radius ≈ {model.rho:.3g} at t={t:.6g}) about {_times(ratio)} faster "
             f"than the solution changes. An implicit method such as {IMPLICIT} would take far larger steps.")
+
+
+def _derivative_and_bound(problem, rhs, force_only, t, u):
+    """``(f, bound)``: ``u'(t, u)`` and an upper bound of the spectral radius there, for :func:`starving_note`.
+
+    The bound is the Frobenius norm of the Jacobian, by ``n`` differences
+    with the estimate's own increment: every eigenvalue is at most that
+    norm, whichever of them the estimate reports.  A non-stiff problem at a
+    tight tolerance (the Lorenz system) takes steps as steady as a starving
+    run's; this clears it for ``n + 1`` evaluations in one matrix of rows,
+    instead of an estimate many times its price (benchmarks/README.md,
+    *Explicit pairs*).  The verdict compares the bound with half the
+    stiffness ratio, for the differences' error.  It is inf where it would
+    cost more evaluations than the estimate, or where ``rhs`` is a force
+    alone (a splitting kernel's).
+    """
+    n = u.size
+    if n > ITERATIONS or (problem.second_order and force_only):
+        return _first_order(problem, rhs, force_only, t, u), math.inf
+    e = _increment(u)
+    W = np.empty((2 * n + 2, n), dtype=u.dtype)
+    W[:n + 1] = u
+    W[:n].flat[::n + 1] += e                 # row j < n: u with e added to entry j; row n: u
+    for j in range(n + 1):
+        try:
+            ok = rhs(t, W, j, n + 1 + j, problem.args)
+        except Exception as exc:
+            raise _NoEstimate(f"the function raised {type(exc).__name__}: {exc}") from None
+        if not ok:
+            raise _NoEstimate("the function returned the wrong number of values")
+    f = _finite(W[2 * n + 1])
+    with np.errstate(all="ignore"):
+        bound = float(np.sqrt(np.sum(np.abs(W[n + 1:2 * n + 1] - f) ** 2)) / e)
+    return f, bound if math.isfinite(bound) else math.inf
 
 
 def _times(ratio):
