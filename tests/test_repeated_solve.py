@@ -8,6 +8,7 @@ import pytest
 import odekit
 from odekit import integrator, rerun
 from odekit.integrator import Integrator
+from odekit.theory.stiffness import STARVING_STEPS
 
 
 def _decay(t, y, k):
@@ -224,6 +225,28 @@ def test_a_stiff_run_solved_again_says_it_starved_as_a_first_one(t_end, options)
     before = _rerun_of(problem).runs
     assert_same(odekit.solve(problem, "dp54", **options), first)
     assert _rerun_of(problem).runs == before + 1
+
+
+def test_a_run_its_steps_clear_of_stiffness_is_solved_again_without_judging_it(monkeypatch):
+    # Arenstorf at rtol 1e-10 with t_eval (140 steps, spread widely) in the one call alone; Lorenz with vern8 at
+    # rtol 1e-4 and t_eval (steps as steady as a starving run's) judged, on an Integrator, as a first solve is
+    adopted = []
+    original = rerun.Rerun._adopted
+    monkeypatch.setattr(rerun.Rerun, "_adopted", lambda self, lane: adopted.append(1) or original(self, lane))
+    orbit = odekit.problems.arenstorf()
+    options = dict(rtol=1e-10, t_eval=list(orbit.t_span))
+    first = fresh_solve(orbit, "vern8", **options)
+    assert first.stats.naccepted >= STARVING_STEPS
+    often(orbit, "vern8", **options)
+    assert_same(odekit.solve(orbit, "vern8", **options), first)
+    assert adopted == []
+    lorenz = odekit.problems.lorenz()
+    options = dict(rtol=1e-4, atol=1e-7, t_eval=list(lorenz.t_span))
+    first = fresh_solve(lorenz, "vern8", **options)
+    often(lorenz, "vern8", **options)
+    adopted.clear()
+    assert_same(odekit.solve(lorenz, "vern8", **options), first)
+    assert adopted == [1]
 
 
 def test_a_run_that_fails_solved_again_fails_as_a_first_one():

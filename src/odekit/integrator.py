@@ -29,7 +29,7 @@ from .recording import NoRecording, Recorder, StepRecorder
 from .registry import method as lookup_method
 from .problem import ODEProblem, SecondOrderProblem
 from .solution import Solution, Stats, Status
-from .theory.stiffness import STARVING_STEPS, StiffnessWarning, fixed_step_warning, starving_note
+from .theory.stiffness import STARVING_STEPS, StiffnessWarning, fixed_step_warning, starving_note, steady
 
 # A compiled loop cannot be interrupted, so the kernel runs in slices of steps and
 # Python, which raises KeyboardInterrupt between them, gets control every SLICE_SECONDS.
@@ -224,16 +224,19 @@ class Integrator:
             return None
 
         spread = None
-        if recorder.mode == L.RECORD_STEPS and recorder.every == 1:
+        if _every_step(recorder):
             steps, states = np.diff(t_out[-102:]), y_out[-102:]
         else:
             steps, states = np.array([(self.t - self.problem.t_span[0]) / max(1, int(self._ist[L.NACCEPT]))]), None
-            fs = self._fs
-            if fs[L.H_HI_DONE] > 0:         # the last whole block of steps and the one under way
-                spread = max(fs[L.H_HI], fs[L.H_HI_DONE]) / min(fs[L.H_LO], fs[L.H_LO_DONE])
+            spread = _recent_spread(self._fs)
         return starving_note(self.problem, self.method, self._kernels.rhs, self.method.second_order_only,
                              self.t, self._y.copy(), self.stats, steps, states, self.controller.kind == L.DOUBLING,
                              spread)
+
+    def _may_have_starved(self, recorder, fs):
+        """Whether a run of this start, in the state ``fs``, may get a stiffness note, by what costs nothing:
+        a run that kept every step is judged from them, any other by the spread of its recent steps."""
+        return _every_step(recorder) or steady(_recent_spread(fs), self.controller.kind == L.DOUBLING)
 
     # --- a repeated start, copied -------------------------------------------------------
     @classmethod
@@ -824,6 +827,20 @@ class Integrator:
         if status == L.INTERRUPTED:
             raise Interrupted(f"{message}; the solution so far is this exception's .solution", solution=sol)
         return sol
+
+
+def _every_step(recorder):
+    """Whether ``recorder`` keeps every step (the stiffness note then reads the steps themselves)."""
+    return recorder.mode == L.RECORD_STEPS and recorder.every == 1
+
+
+def _recent_spread(fs):
+    """The spread of a run's recent steps, largest over smallest, from the run state ``fs``: the last whole
+    block of steps and the one under way (see :func:`odekit.kernels.driver.keep_spread`); None before a
+    whole block."""
+    if fs[L.H_HI_DONE] > 0:
+        return max(fs[L.H_HI], fs[L.H_HI_DONE]) / min(fs[L.H_LO], fs[L.H_LO_DONE])
+    return None
 
 
 _NOTHING = contextlib.nullcontext()

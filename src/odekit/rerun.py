@@ -167,7 +167,7 @@ class Rerun:
         else:
             stats = Stats.of(*counts)
             self.last = counts, stats      # (one tuple: another thread reads both or neither)
-        if code or rows != size[0] or self.warning or (self.stiffness and accepted >= STARVING_STEPS):
+        if code or rows != size[0] or self.warning or self._noted(accepted, taken[2]):
             return self._otherwise(problem, taken, code, rows, t, y, stats)
         self.runs += 1
         self._lane = taken
@@ -197,11 +197,16 @@ class Rerun:
             call(t, y, False)
         self._lane = taken
         message = self.message
-        if self.stiffness and stats.naccepted >= STARVING_STEPS:    # judged from its steps, as a first solve's
+        if self._noted(stats.naccepted, lane):       # judged from its steps, as a first solve's
             note = self._adopted(lane)._stiffness_note(code, self.recorder, t, y)
             message = f"{message.rstrip('.')}. {note}" if note else message
         return Solution(problem, self.method, t, y if self.shape is None else y.reshape(self.shape), stats,
                         _SUCCESS, message, "numba")
+
+    def _noted(self, accepted, lane):
+        """Whether a run of ``accepted`` steps on ``lane`` may end with a stiffness note: judged then, on an
+        Integrator made for it, which a run its steps' spread clears does not pay for."""
+        return self.stiffness and accepted >= STARVING_STEPS and self.start._may_have_starved(self.recorder, lane[3])
 
     def _adopted(self, lane):
         """The run as an :class:`~odekit.Integrator` whose arrays are ``lane``'s, where the call left it."""
