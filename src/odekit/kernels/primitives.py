@@ -274,7 +274,9 @@ def _lu_solve_loop(LU, piv, W, row):
         acc = W[row, i]
         for j in range(i + 1, n):
             acc -= LU[i, j] * W[row, j]
-        W[row, i] = acc / LU[i, i]
+        # times the reciprocal: its division waits for nothing, where ``acc / LU[i, i]`` held each unknown
+        # back by a division after the one before it (LAPACK's solve, the Python backend's, rounds so too)
+        W[row, i] = acc * (1.0 / LU[i, i])
 
 
 @compiled_as(_lu_solve_loop)
