@@ -35,8 +35,10 @@ def rotation(t, y, omega):
 
 
 def rotation_jac(t, y, omega):
-    # integers and a float in nested lists: Numba's lowering fails with a bare AssertionError
-    return np.array([[0, -omega, 0], [omega, 0, 0], [0, 0, -1.0]])
+    # integers and a float in nested lists: Numba's lowering fails with a bare AssertionError (the matrix
+    # named before it is returned, so that no in-place twin writes its entries one by one instead)
+    J = np.array([[0, -omega, 0], [omega, 0, 0], [0, 0, -1.0]])
+    return J
 
 
 def transposed_decay(t, y):

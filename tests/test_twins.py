@@ -17,7 +17,7 @@ import pytest
 
 import odekit
 from odekit import ODEProblem, SecondOrderProblem, Status, backend, solve
-from odekit.twins import in_place_twin
+from odekit.twins import in_place_matrix_twin, in_place_twin
 
 from conftest import decay_k
 
@@ -282,3 +282,99 @@ def test_a_function_whose_source_was_edited_since_it_was_imported_is_not_rewritt
     fresh = types.FunctionType(user_rhs.f.__code__, user_rhs.f.__globals__, "f")
     path.write_text("import numpy as np\n\ndef f(t, y):\n    return np.array([-y[0], -3.0 * y[1]])\n")
     assert in_place_twin(fresh) is None
+
+
+# --- a Jacobian returning np.array([[...], ...]): its matrix twin ---------------------------
+
+def van_der_pol(t, y, mu):
+    return np.array([y[1], mu * (1.0 - y[0] * y[0]) * y[1] - y[0]])
+
+
+def van_der_pol_jac(t, y, mu):
+    return np.array([[0.0, 1.0], [-2.0 * mu * y[0] * y[1] - 1.0, mu * (1.0 - y[0] * y[0])]])
+
+
+def jac_of_three_rows(t, y, mu):
+    return np.array([[0.0, 1.0], [-1.0, 0.0], [0.0, 0.0]])
+
+
+def jac_of_complex_entries(t, y, mu):
+    return np.array([[0.0, 1j], [-1.0, 0.0]])
+
+
+def jac_of_uneven_rows(t, y, mu):
+    return np.array([[0.0, 1.0], [-1.0]])
+
+
+def _jac_writes_in_place(problem, method):
+    """Whether the compiled backend's Jacobian adapter for ``problem`` run by ``method`` calls a matrix twin."""
+    family = odekit.method(method).family
+    key = backend._adapter_key(problem, family.second_order, family.implicit)
+    _, jac = backend.compiled_adapters(problem, key, problem.y0.dtype)
+    return getattr(jac, "writes_in_place", False)
+
+
+def _with_jac(jac, mu=100.0):
+    fn = types.FunctionType(jac.__code__, jac.__globals__, jac.__name__)    # a new object: adapters are cached
+    return ODEProblem(van_der_pol, (0.0, 2.0), [2.0, 0.0], args=(mu,), jac=fn)
+
+
+@pytest.mark.parametrize("method", ["rodas4", "radau5", "bdf"])
+def test_the_jacobians_matrix_twin_gives_the_same_steps_bit_for_bit(method, monkeypatch):
+    """Written into the kernel's matrix, each entry evaluated and converted as before: the same run."""
+    assert in_place_matrix_twin(van_der_pol_jac) is not None
+    problem = _with_jac(van_der_pol_jac)
+    twin = solve(problem, method, rtol=1e-6, backend="numba")
+    assert twin.backend == "numba" and twin.stats.njev > 0 and _jac_writes_in_place(problem, method)
+    monkeypatch.setattr(backend, "in_place_matrix_twin", lambda fn: None)
+    ordinary_problem = _with_jac(van_der_pol_jac)
+    ordinary = solve(ordinary_problem, method, rtol=1e-6, backend="numba")
+    assert not _jac_writes_in_place(ordinary_problem, method)
+    _same(twin, ordinary)
+
+
+def test_the_matrix_twin_writes_every_entry_and_refuses_another_shape():
+    twin = in_place_matrix_twin(van_der_pol_jac)
+    y = np.array([2.0, 0.5])
+    J = np.full((2, 2), np.nan)
+    assert twin(J, 0.0, y, 100.0) is True
+    np.testing.assert_array_equal(J, van_der_pol_jac(0.0, y, 100.0))
+    other = np.zeros((3, 3))
+    assert twin(other, 0.0, y, 100.0) is False and not other.any()
+    assert in_place_matrix_twin(jac_of_uneven_rows) is None        # not a matrix: NumPy's own error, as before
+
+
+@pytest.mark.parametrize("jac", [jac_of_three_rows, jac_of_complex_entries], ids=["three_rows", "complex"])
+def test_a_jacobian_that_does_not_fit_fares_as_without_the_twin(jac, monkeypatch):
+    """Another shape is refused at the call, a complex entry for a real state when Numba compiles the twin."""
+    def outcome(problem):
+        try:
+            sol = solve(problem, "rodas4", rtol=1e-6, backend="numba")
+        except Exception as exc:
+            return type(exc), str(exc)
+        return sol.status, sol.message
+    with_twin = outcome(_with_jac(jac))
+    monkeypatch.setattr(backend, "in_place_matrix_twin", lambda fn: None)
+    assert with_twin == outcome(_with_jac(jac))
+
+
+def rotation(t, y, omega):
+    return np.array([-omega * y[1], omega * y[0], -y[2]])
+
+
+def rotation_jac(t, y, omega):
+    return np.array([[0, -omega, 0], [omega, 0, 0], [0, 0, -1.0]])
+
+
+def test_a_jacobian_numba_cannot_make_as_an_array_runs_compiled_through_its_twin():
+    """Integers and floats in nested lists: Numba's lowering of ``np.array`` fails on them (an
+    AssertionError: test_problem_checks), its entries one by one it compiles."""
+    problem = ODEProblem(rotation, (0.0, 1.0), [1.0, 0.0, 0.5], args=(2,), jac=rotation_jac)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                       # no fallback to Python
+        compiled = solve(problem, "radau5", backend="auto")
+    assert compiled.backend == "numba" and _jac_writes_in_place(problem, "radau5")
+    python = solve(problem, "radau5", backend="python")
+    assert compiled.stats == python.stats                    # the same steps, Newton iterations and Jacobians
+    # (each backend's LU rounds its own way, and Newton stops within a share of rtol = 1e-3 of the root)
+    np.testing.assert_allclose(compiled.y, python.y, rtol=1e-5)

@@ -33,7 +33,7 @@ from .kernels.splitting import (
     copy_velocity, load_damping, load_uniform_damping, subtract_damping, subtract_uniform_damping,
 )
 from .kernels.velocity import store_velocity_block
-from .twins import in_place_twin
+from .twins import in_place_matrix_twin, in_place_twin
 
 BACKENDS = ("auto", "numba", "python")
 
@@ -241,6 +241,18 @@ def _jac_adapter(jac, shape):
     else:
         def jac_call(t, W, src, J, args):
             return store_matrix(J, jac(t, W[src].reshape(shape), *args))
+    return jac_call
+
+
+def _jac_twin_adapter(twin):
+    """A Jacobian's in-place matrix twin (see :func:`odekit.twins.in_place_matrix_twin`) -> kernel convention.
+
+    The twin writes ``J`` itself.  ``W``, ``J`` and the args are borrowed, as
+    for :func:`_twin_adapter`: the kernel keeps them alive.
+    """
+    def jac_call(t, W, src, J, args):
+        W = borrowed(W)
+        return twin(borrowed(J), t, W[src], *borrowed(args))
     return jac_call
 
 
@@ -786,7 +798,7 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, damping, mag
             def adapt(rhs):
                 return compile_function(rhs, rhs_sig)
         twin = in_place_twin(user, second_order, len(shape) == 1) if compiled and not inplace else None
-        rhs = _twin_first(adapt, twin, second_order, compile_function)
+        rhs = _twin_first(adapt, twin, lambda inner: _twin_adapter(inner, second_order), compile_function)
         if rhs is None:
             user_function = compile_function(user)
             rhs = adapt(_force_adapter(user_function, shape, inplace) if second_order else
@@ -799,12 +811,17 @@ def _adapters(user, jac, takes_force, second_order, shape, inplace, damping, mag
     with _compiling(_described(jac, "jac"), compiled):
         if second_order:            # a splitting method's: da/dv for its kicks implicit in v
             return rhs, compile_function(_velocity_jac_adapter(compile_function(jac), shape), jac_sig)
+        twin = in_place_matrix_twin(jac) if compiled and callable(jac) and len(shape) == 1 else None
+        found = _twin_first(lambda fn: compile_function(fn, jac_sig), twin, _jac_twin_adapter, compile_function)
+        if found is not None:
+            return rhs, found
         source = jac.value if isinstance(jac, _Constant) else compile_function(jac)
         return rhs, compile_function(_jac_adapter(source, shape), jac_sig)
 
 
-def _twin_first(adapt, twin, second_order, compile_function):
-    """``adapt`` of the user's in-place ``twin`` when it compiles, marked ``writes_in_place``; else None.
+def _twin_first(adapt, twin, adapter, compile_function):
+    """``adapt(adapter(twin))``, the user's in-place ``twin`` compiled, when it compiles, marked
+    ``writes_in_place``; else None.
 
     Numba refuses to compile a twin whose elements ``store`` would refuse
     (complex ones for a real state, arrays), or whose vector expression
@@ -814,11 +831,11 @@ def _twin_first(adapt, twin, second_order, compile_function):
     if twin is None:
         return None
     try:
-        rhs = adapt(_twin_adapter(compile_function(twin, inline=True), second_order))
+        found = adapt(adapter(compile_function(twin, inline=True)))
     except Exception:
         return None
-    rhs.writes_in_place = True
-    return rhs
+    found.writes_in_place = True
+    return found
 
 
 @functools.lru_cache(maxsize=256)

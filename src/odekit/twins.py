@@ -66,6 +66,31 @@ def in_place_twin(fun, second_order=False, flat=True):
     declared = getattr(fun, "in_place_twin", None)
     if declared is not None or not flat:
         return declared
+
+    def writes(definition, last):
+        return (_writes(last, fun) if _elements(last.value, fun) is not None else
+                _elementwise_writes(last, fun, _states(definition, second_order)))
+    return _rewritten(fun, writes, ("W", "dst", "start"))
+
+
+@functools.lru_cache(maxsize=256)
+def in_place_matrix_twin(fun):
+    """``twin(J, *params)`` writing the matrix ``fun(*params)`` returns into ``J``, or None.
+
+    For a Jacobian that ends in ``return np.array([[e00, e01, ...], [e10,
+    ...], ...])``, rows of one length, as most small ones do: compiled,
+    that matrix was allocated, and freed, at every Jacobian (a Rosenbrock
+    method takes one a step).  The rules are :func:`in_place_twin`'s: every
+    element evaluated in order before any is written, what
+    :func:`~odekit.kernels.evaluation.store_matrix` refuses left for Numba
+    to refuse, and False when ``J`` is not of the matrix's shape.
+    """
+    return _rewritten(fun, lambda definition, last: _matrix_writes(last, fun), ("J",))
+
+
+def _rewritten(fun, writes, leading):
+    """``fun`` with its ``return`` replaced by ``writes(definition, last)`` (None: not rewritten) and the
+    parameters ``leading`` first, or None when its source is not a plain function's (see :func:`in_place_twin`)."""
     code = getattr(fun, "__code__", None)
     if not isinstance(fun, types.FunctionType) or code.co_freevars or fun.__name__ == "<lambda>":
         return None
@@ -78,14 +103,11 @@ def in_place_twin(fun, second_order=False, flat=True):
     definition = tree.body[0] if len(tree.body) == 1 else None
     if not _rewritable(definition, fun) or not _same_names(_function_code(tree, fun), code):
         return None             # the source on disk is not the function's (edited since it was imported)
-    last = definition.body[-1]
-    writes = (_writes(last, fun) if _elements(last.value, fun) is not None else
-              _elementwise_writes(last, fun, _states(definition, second_order)))
-    if writes is None:
+    statements = writes(definition, definition.body[-1])
+    if statements is None:
         return None
-    definition.args.posonlyargs[:0] = [ast.copy_location(ast.arg(PREFIX + name), definition)
-                                       for name in ("W", "dst", "start")]
-    definition.body[-1:] = writes
+    definition.args.posonlyargs[:0] = [ast.copy_location(ast.arg(PREFIX + name), definition) for name in leading]
+    definition.body[-1:] = statements
     twin = types.FunctionType(_function_code(tree, fun), fun.__globals__, fun.__name__, fun.__defaults__)
     twin.__kwdefaults__ = fun.__kwdefaults__
     twin.__qualname__ = f"{fun.__qualname__} (in place)"
@@ -149,6 +171,26 @@ def _writes(last, fun):
     lines += [f"{PREFIX}W[{PREFIX}dst, {PREFIX}start + {k}] = {name}" for k, name in enumerate(names)]
     lines += ["return True"]
     return _placed(lines, last, elements)
+
+
+def _matrix_writes(last, fun):
+    """The statements that replace ``return np.array([[...], ...])`` (``last``): evaluate all, check the shape,
+    write; None for any other return."""
+    value = last.value
+    if not (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords
+            and _is_array(value.func, fun) and isinstance(value.args[0], (ast.List, ast.Tuple))):
+        return None
+    rows = [row.elts if isinstance(row, (ast.List, ast.Tuple)) else [] for row in value.args[0].elts]
+    if (not rows or len({len(row) for row in rows}) != 1 or not rows[0]
+            or any(isinstance(e, (ast.Starred, ast.List, ast.Tuple)) for row in rows for e in row)):
+        return None
+    m, k = len(rows), len(rows[0])
+    names = [f"{PREFIX}e{i}_{j}" for i in range(m) for j in range(k)]
+    lines = [f"{name} = 0" for name in names]       # placeholders for the user's expressions
+    lines += [f"if {PREFIX}J.shape[0] != {m} or {PREFIX}J.shape[1] != {k}:", "    return False"]
+    lines += [f"{PREFIX}J[{i}, {j}] = {PREFIX}e{i}_{j}" for i in range(m) for j in range(k)]
+    lines += ["return True"]
+    return _placed(lines, last, [element for row in rows for element in row])
 
 
 def _placed(lines, last, values):
