@@ -1,4 +1,4 @@
-"""In-place twins of the user's functions that return ``np.array([...])``, a tuple or a vector expression.
+"""In-place twins of the user's functions that return ``np.array([...])``, a tuple, a vector expression or a matrix.
 
 Most users write a right-hand side that ends in ``return np.array([e0, e1,
 ...])``.  Compiled, that array is allocated on every evaluation, and on a
@@ -31,7 +31,9 @@ the ordinary path.  Anything the rewrite does not recognise keeps it too.
 A returned tuple ``(e0, e1, ...)`` gets the same twin: ``store`` makes an
 array of it, which compiled costs an allocation as well.  A returned vector
 expression of the state, such as ``-mu * x / r3``, gets a twin that loops
-over the components (see :func:`_elementwise`).
+over the components (see :func:`_elementwise`).  A Jacobian that returns
+``np.array([[...], ...])`` gets a twin that writes the matrix's entries
+(:func:`in_place_matrix_twin`).
 """
 
 import ast
