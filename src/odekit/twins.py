@@ -251,7 +251,8 @@ def _elementwise_writes(last, fun, states):
 
 
 def _elementwise(node, fun, states, hoisted):
-    """``node`` with each state ``y`` read as ``y[k]`` and its parts free of the state hoisted; None if not elementwise."""
+    """``node`` with each state ``y`` read as ``y[k]`` and its parts free of the state hoisted; None if not
+    elementwise."""
     mentions = any(isinstance(n, ast.Name) and n.id in states for n in ast.walk(node))
     if not mentions or _is_component(node, states):
         if isinstance(node, (ast.Constant, ast.Name)):
