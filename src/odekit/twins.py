@@ -138,18 +138,29 @@ def _elements(value, fun):
 
     ``np`` is whatever name ``fun``'s module gives NumPy (or ``array``, NumPy's
     ``array`` imported alone).  Starred elements and nested lists or tuples
-    (a matrix) are not recognised.
+    (a matrix: see :func:`_matrix_writes`) are not recognised.
     """
-    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and _is_array(value.func, fun):
-        value = value.args[0]
-        if not isinstance(value, (ast.List, ast.Tuple)):
-            return None
-    elif not isinstance(value, ast.Tuple):
+    literal = _array_literal(value, fun)
+    if literal is None and not isinstance(value, ast.Tuple):      # (a list returned as it is is no array)
         return None
-    elements = value.elts
-    if not elements or any(isinstance(e, (ast.Starred, ast.List, ast.Tuple)) for e in elements):
+    return _scalars(value if literal is None else literal)
+
+
+def _array_literal(value, fun):
+    """The list or tuple that ``np.array(...)`` is called with in ``value``, or None."""
+    if (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords and _is_array(value.func, fun)
+            and isinstance(value.args[0], (ast.List, ast.Tuple))):
+        return value.args[0]
+    return None
+
+
+def _scalars(node):
+    """The elements of the list or tuple ``node``, none of them starred, a list or a tuple; else None."""
+    if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
         return None
-    return elements
+    if any(isinstance(e, (ast.Starred, ast.List, ast.Tuple)) for e in node.elts):
+        return None
+    return node.elts
 
 
 def _is_array(func, fun):
@@ -178,13 +189,9 @@ def _writes(last, fun):
 def _matrix_writes(last, fun):
     """The statements that replace ``return np.array([[...], ...])`` (``last``): evaluate all, check the shape,
     write; None for any other return."""
-    value = last.value
-    if not (isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords
-            and _is_array(value.func, fun) and isinstance(value.args[0], (ast.List, ast.Tuple))):
-        return None
-    rows = [row.elts if isinstance(row, (ast.List, ast.Tuple)) else [] for row in value.args[0].elts]
-    if (not rows or len({len(row) for row in rows}) != 1 or not rows[0]
-            or any(isinstance(e, (ast.Starred, ast.List, ast.Tuple)) for row in rows for e in row)):
+    literal = _array_literal(last.value, fun)
+    rows = [] if literal is None else [_scalars(row) for row in literal.elts]
+    if not rows or any(row is None for row in rows) or len({len(row) for row in rows}) != 1:
         return None
     m, k = len(rows), len(rows[0])
     names = [f"{PREFIX}e{i}_{j}" for i in range(m) for j in range(k)]
