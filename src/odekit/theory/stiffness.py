@@ -816,9 +816,7 @@ def _derivative_and_bound(problem, rhs, force_only, t, u):
     call = _Calls(rhs, problem.args)
     for j in range(n + 1):
         call.into(t, W, j, n + 1 + j)
-    values = W[n + 1:]
-    if not np.isfinite(values).all():
-        raise _NoEstimate(NOT_FINITE)
+    values = _finite(W[n + 1:])
     with np.errstate(all="ignore"):
         columns = values[:n] - values[n]
         bound = math.sqrt(abs(np.vdot(columns, columns))) / e
