@@ -106,13 +106,13 @@ def _ordinary(problem):
     return copied
 
 
-def _writes_in_place(problem, method):
-    """Whether the compiled backend's adapter for ``problem`` run by ``method`` calls an in-place twin."""
+def _writes_in_place(problem, method, part=0):
+    """Whether the compiled backend's adapter for ``problem`` run by ``method`` calls an in-place twin: the
+    right-hand side's (``part`` 0) or the Jacobian's (1)."""
     family = odekit.method(method).family
     dtype = np.dtype(np.float64) if problem.second_order else problem.y0.dtype
     key = backend._adapter_key(problem, family.second_order, family.implicit)
-    rhs, _ = backend.compiled_adapters(problem, key, dtype)
-    return getattr(rhs, "writes_in_place", False)
+    return getattr(backend.compiled_adapters(problem, key, dtype)[part], "writes_in_place", False)
 
 
 def _same(a, b):
@@ -306,14 +306,6 @@ def jac_of_uneven_rows(t, y, mu):
     return np.array([[0.0, 1.0], [-1.0]])
 
 
-def _jac_writes_in_place(problem, method):
-    """Whether the compiled backend's Jacobian adapter for ``problem`` run by ``method`` calls a matrix twin."""
-    family = odekit.method(method).family
-    key = backend._adapter_key(problem, family.second_order, family.implicit)
-    _, jac = backend.compiled_adapters(problem, key, problem.y0.dtype)
-    return getattr(jac, "writes_in_place", False)
-
-
 def _with_jac(jac, mu=100.0):
     fn = types.FunctionType(jac.__code__, jac.__globals__, jac.__name__)    # a new object: adapters are cached
     return ODEProblem(van_der_pol, (0.0, 2.0), [2.0, 0.0], args=(mu,), jac=fn)
@@ -325,11 +317,11 @@ def test_the_jacobians_matrix_twin_gives_the_same_steps_bit_for_bit(method, monk
     assert in_place_matrix_twin(van_der_pol_jac) is not None
     problem = _with_jac(van_der_pol_jac)
     twin = solve(problem, method, rtol=1e-6, backend="numba")
-    assert twin.backend == "numba" and twin.stats.njev > 0 and _jac_writes_in_place(problem, method)
+    assert twin.backend == "numba" and twin.stats.njev > 0 and _writes_in_place(problem, method, 1)
     monkeypatch.setattr(backend, "in_place_matrix_twin", lambda fn: None)
     ordinary_problem = _with_jac(van_der_pol_jac)
     ordinary = solve(ordinary_problem, method, rtol=1e-6, backend="numba")
-    assert not _jac_writes_in_place(ordinary_problem, method)
+    assert not _writes_in_place(ordinary_problem, method, 1)
     _same(twin, ordinary)
 
 
@@ -373,7 +365,7 @@ def test_a_jacobian_numba_cannot_make_as_an_array_runs_compiled_through_its_twin
     with warnings.catch_warnings():
         warnings.simplefilter("error")                       # no fallback to Python
         compiled = solve(problem, "radau5", backend="auto")
-    assert compiled.backend == "numba" and _jac_writes_in_place(problem, "radau5")
+    assert compiled.backend == "numba" and _writes_in_place(problem, "radau5", 1)
     python = solve(problem, "radau5", backend="python")
     assert compiled.stats == python.stats                    # the same steps, Newton iterations and Jacobians
     # (each backend's LU rounds its own way, and Newton stops within a share of rtol = 1e-3 of the root)
