@@ -424,8 +424,8 @@ def test_the_bound_of_the_spectral_radius_is_the_jacobians_frobenius_norm():
 @pytest.mark.parametrize("backend", ["python", "numba"])
 def test_a_steady_run_of_a_non_stiff_problem_is_cleared_by_the_bound_without_an_estimate(monkeypatch, backend):
     """vern8 on the Lorenz system at rtol 1e-4, with only t_eval kept: its last steps vary less than twofold,
-    as a starving run's, so the cheap filter does not clear it -- the bound does (rho <= 41 there, far from
-    100 |f| / |u|), without the estimate's twenty evaluations."""
+    as a starving run's, so the cheap filter does not clear it -- the bound does (rho <= 17 there, far from
+    100 |f| / |u| = 252), without the estimate's twenty evaluations."""
     bounds, models = [], []
     bound, model = STIFFNESS._derivative_and_bound, STIFFNESS._quiet_model
     monkeypatch.setattr(STIFFNESS, "_derivative_and_bound", lambda *a: bounds.append(1) or bound(*a))
