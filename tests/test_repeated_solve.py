@@ -7,8 +7,9 @@ import pytest
 
 import odekit
 from odekit import integrator, rerun
-from odekit.integrator import Integrator
-from odekit.theory.stiffness import STARVING_STEPS
+from odekit.integrator import Integrator, _recent_spread
+from odekit.theory import stiffness as stiffness_theory
+from odekit.theory.stiffness import STARVING_STEPS, steady
 
 
 def _decay(t, y, k):
@@ -229,10 +230,12 @@ def test_a_stiff_run_solved_again_says_it_starved_as_a_first_one(t_end, options)
 
 def test_a_run_its_steps_clear_of_stiffness_is_solved_again_without_judging_it(monkeypatch):
     # Arenstorf at rtol 1e-10 with t_eval (140 steps, spread widely) in the one call alone; Lorenz with vern8 at
-    # rtol 1e-4 and t_eval (steps as steady as a starving run's) judged, on an Integrator, as a first solve is
-    adopted = []
-    original = rerun.Rerun._adopted
+    # rtol 1e-4 and t_eval (steps as steady as a starving run's) too: the call bounds its stiffness ratio, as
+    # a first solve's note does in Python, and the bound clears it
+    adopted, ratios = [], []
+    original, clears = rerun.Rerun._adopted, rerun.bound_clears
     monkeypatch.setattr(rerun.Rerun, "_adopted", lambda self, lane: adopted.append(1) or original(self, lane))
+    monkeypatch.setattr(rerun, "bound_clears", lambda ratio: ratios.append(ratio) or clears(ratio))
     orbit = odekit.problems.arenstorf()
     options = dict(rtol=1e-10, t_eval=list(orbit.t_span))
     first = fresh_solve(orbit, "vern8", **options)
@@ -244,9 +247,16 @@ def test_a_run_its_steps_clear_of_stiffness_is_solved_again_without_judging_it(m
     options = dict(rtol=1e-4, atol=1e-7, t_eval=list(lorenz.t_span))
     first = fresh_solve(lorenz, "vern8", **options)
     often(lorenz, "vern8", **options)
+    plan = _rerun_of(lorenz)
     adopted.clear()
+    ratios.clear()
     assert_same(odekit.solve(lorenz, "vern8", **options), first)
-    assert adopted == [1]
+    assert adopted == []
+    assert steady(_recent_spread(plan._lane[2][3]), False)            # its spread alone would not clear it
+    u = first.y[-1]
+    rhs = odekit.Integrator(lorenz, "vern8", backend="python")._kernels.rhs
+    expected = stiffness_theory._derivative_and_ratio(lorenz, rhs, False, lorenz.t_span[1], u)[1]
+    assert len(ratios) == 1 and ratios[0] == pytest.approx(expected, rel=1e-9) and clears(ratios[0])
 
 
 def test_a_run_that_fails_solved_again_fails_as_a_first_one():

@@ -409,16 +409,54 @@ def test_steps_at_the_stability_limit_of_a_non_stiff_problem_are_not_called_stif
     assert note is not None and "looks stiff" in note
 
 
-def test_the_bound_of_the_spectral_radius_is_the_jacobians_frobenius_norm():
-    """On the bead, y' = (-x, -k y), the differences of a linear function are exact: the bound is
-    sqrt(1 + k^2), at least the spectral radius k, and f comes with it."""
+def test_the_bound_of_the_stiffness_ratio_takes_the_jacobians_frobenius_norm_for_rho():
+    """On the bead, y' = (-x, -k y), the differences of a linear function are exact: the bound of rho is
+    sqrt(1 + k^2), at least the spectral radius k, times |u| / |f|; and f comes with it."""
     k = 1e6
     bead = problems.bead_on_wire(k=k)
     rhs = odekit.Integrator(bead, "dp54", backend="python")._kernels.rhs
     u = np.array([1.0, 1e-3])
-    f, bound = STIFFNESS._derivative_and_bound(bead, rhs, False, 0.0, u)
+    f, ratio = STIFFNESS._derivative_and_ratio(bead, rhs, False, 0.0, u)
     assert np.array_equal(f, [-1.0, -k * 1e-3])
-    assert bound == pytest.approx(math.hypot(1.0, k), rel=1e-6)
+    assert ratio == pytest.approx(math.hypot(1.0, k) * np.linalg.norm(u) / np.linalg.norm(f), rel=1e-6)
+    assert not STIFFNESS.bound_clears(ratio)
+
+
+def _lorenz_into(t, W, src, dst, args):
+    x, y, z = W[src, 0], W[src, 1], W[src, 2]
+    W[dst, 0] = args[0] * (y - x)
+    W[dst, 1] = x * (args[1] - z) - y
+    W[dst, 2] = x * y - args[2] * z
+    return True
+
+
+def _misfit_into(t, W, src, dst, args):
+    return W[src, 0] < 0.0                      # "did not fit" from a state with x >= 0
+
+
+def test_the_compiled_bound_gives_the_numpy_bodys_numbers_and_nan_for_a_misfit():
+    """stiffness_bound as a repeated solve's call runs it (a loop over rows of the lane's W) and as the
+    note after a first solve does (NumPy, a matrix of its own): the same ratio and f, bit for bit."""
+    numba = pytest.importorskip("numba")
+    from odekit.kernels import jit  # noqa: F401  (gives the kernels their compiled loops)
+    from odekit.kernels.evaluation import stiffness_bound
+
+    @numba.njit(cache=False)
+    def compiled(rhs, args, t, W):
+        return stiffness_bound(rhs, args, t, W, 0, 1, 2, 3)
+
+    args = (10.0, 28.0, 8.0 / 3.0)
+    lorenz_into, misfit_into = numba.njit(_lorenz_into), numba.njit(_misfit_into)
+    for u in ([1.0, 1.0, 1.0], [-8.2, -7.1, 27.3], [1e-9, 3e5, -2.0]):
+        W, expected = np.zeros((4, 3)), np.zeros((2, 3))
+        W[0] = expected[0] = u
+        ratio = compiled(lorenz_into, args, 0.0, W)
+        assert ratio == stiffness_bound(_lorenz_into, args, 0.0, expected, 0, 1, -1, -1)
+        assert np.array_equal(W[:2], expected) and np.isfinite(ratio) and ratio > 0
+    W = np.zeros((4, 3))
+    W[0] = [1.0, 2.0, 3.0]
+    assert math.isnan(compiled(misfit_into, args, 0.0, W))
+    assert math.isnan(stiffness_bound(_misfit_into, args, 0.0, W[:2].copy(), 0, 1, -1, -1))
 
 
 @pytest.mark.parametrize("backend", ["python", "numba"])
@@ -427,8 +465,8 @@ def test_a_steady_run_of_a_non_stiff_problem_is_cleared_by_the_bound_without_an_
     as a starving run's, so the cheap filter does not clear it -- the bound does (rho <= 17 there, far from
     100 |f| / |u| = 252), without the estimate's twenty evaluations."""
     bounds, models = [], []
-    bound, model = STIFFNESS._derivative_and_bound, STIFFNESS._quiet_model
-    monkeypatch.setattr(STIFFNESS, "_derivative_and_bound", lambda *a: bounds.append(1) or bound(*a))
+    bound, model = STIFFNESS._derivative_and_ratio, STIFFNESS._quiet_model
+    monkeypatch.setattr(STIFFNESS, "_derivative_and_ratio", lambda *a: bounds.append(1) or bound(*a))
     monkeypatch.setattr(STIFFNESS, "_quiet_model", lambda *a: models.append(1) or model(*a))
     prob = problems.lorenz()
     sol = odekit.solve(prob, "vern8", rtol=1e-4, atol=1e-7, t_eval=list(prob.t_span), backend=backend)

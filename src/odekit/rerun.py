@@ -36,9 +36,10 @@ from .kernels.ensemble import COUNTED, RUNNING, Records, Trajectories, freshener
 from .kernels.interface import no_output
 from .recording import Recorder
 from .solution import Solution, Stats, Status
-from .theory.stiffness import STARVING_STEPS, StiffnessWarning
+from .theory.stiffness import STARVING_STEPS, StiffnessWarning, bound_applies, bound_clears
 
 _SUCCESS = Status.SUCCESS
+NEVER = 2 ** 62     # a count of steps no run reaches
 _RERUNS = {}        # key of solve()'s arguments (see key) -> its Rerun, or None: it cannot be one
 
 
@@ -119,6 +120,9 @@ class Rerun:
         self.judged = bool(start._fixed_explicit)
         self.warning = start._instability()
         self.stiffness = not (start.method.implicit or isinstance(start.controller, FixedStep))
+        # the call bounds the stiffness of a run that may be noted, where the bound applies (see _noted)
+        force_only = problem.second_order and start.method.second_order_only
+        self.bound_after = STARVING_STEPS if self.stiffness and bound_applies(start._y.size, force_only) else NEVER
         # what the call reads: flat views of the problem's own arrays (the same objects as long as its
         # attributes are), and nothing after y0; and the shape of its states
         parts = tuple(a.reshape(-1) for a in problem.state_arrays())
@@ -145,7 +149,7 @@ class Rerun:
         k = s._kernels
         args = (s._fns, s._method_data, rows, records, lane, no_output(dtype), 0, 1, np.zeros(1, dtype=np.int64),
                 k.drive.first_class, k.deriv.first_class)
-        return _compiled(s, args, (self.judged,) + self.parts), records, lane
+        return _compiled(s, args, (self.judged, self.bound_after) + self.parts), records, lane
 
     def solve(self, problem):
         """The Solution of a run on ``problem`` (``self.problem``, its attributes as they were), or None."""
@@ -155,7 +159,7 @@ class Rerun:
         size = self.size                   # the last run's output: (rows, length of a state)
         t, y = np.empty(size[0]), np.empty(size, dtype=self.dtype)
         try:
-            code, rows, nfev, njev, nlu, accepted, rejected = taken[0](t, y, True)
+            code, rows, nfev, njev, nlu, accepted, rejected, ratio = taken[0](t, y, True)
         except KeyboardInterrupt:          # Ctrl-C during the call: what it computed, with status INTERRUPTED
             return self._handed_on(*taken[1:], L.INTERRUPTED)
         except Exception:                  # noqa: BLE001 - the user's f raised: a first solve's way says how
@@ -167,14 +171,14 @@ class Rerun:
         else:
             stats = Stats.of(*counts)
             self.last = counts, stats      # (one tuple: another thread reads both or neither)
-        if code or rows != size[0] or self.warning or self._noted(accepted, taken[2]):
-            return self._otherwise(problem, taken, code, rows, t, y, stats)
+        if code or rows != size[0] or self.warning or self._noted(accepted, taken[2], ratio):
+            return self._otherwise(problem, taken, code, rows, t, y, stats, ratio)
         self.runs += 1
         self._lane = taken
         return Solution(problem, self.method, t, y if self.shape is None else y.reshape(self.shape), stats,
                         _SUCCESS, self.message, "numba")
 
-    def _otherwise(self, problem, taken, code, rows, t, y, stats):
+    def _otherwise(self, problem, taken, code, rows, t, y, stats, ratio):
         """:meth:`solve`'s Solution after a call that did not simply succeed (returned ``code``, not 0), whose
         output has another number of ``rows`` than ``t`` and ``y``, or that warns or may say that the run
         starved; None when the call did not run."""
@@ -197,16 +201,18 @@ class Rerun:
             call(t, y, False)
         self._lane = taken
         message = self.message
-        if self._noted(stats.naccepted, lane):       # judged from its steps, as a first solve's
+        if self._noted(stats.naccepted, lane, ratio):    # judged from its steps, as a first solve's
             note = self._adopted(lane)._stiffness_note(code, self.recorder, t, y)
             message = f"{message.rstrip('.')}. {note}" if note else message
         return Solution(problem, self.method, t, y if self.shape is None else y.reshape(self.shape), stats,
                         _SUCCESS, message, "numba")
 
-    def _noted(self, accepted, lane):
+    def _noted(self, accepted, lane, ratio):
         """Whether a run of ``accepted`` steps on ``lane`` may end with a stiffness note: judged then, on an
-        Integrator made for it, which a run its steps' spread clears does not pay for."""
-        return self.stiffness and accepted >= STARVING_STEPS and self.start._may_have_starved(self.recorder, lane[3])
+        Integrator made for it, which a run cleared by its steps' spread or by the call's bound of its
+        stiffness ``ratio`` does not pay for."""
+        return (self.stiffness and accepted >= STARVING_STEPS and not bound_clears(ratio)
+                and self.start._may_have_starved(self.recorder, lane[3]))
 
     def _adopted(self, lane):
         """The run as an :class:`~odekit.Integrator` whose arrays are ``lane``'s, where the call left it."""

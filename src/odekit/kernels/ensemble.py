@@ -21,10 +21,13 @@ is this loop's run of one trajectory (:func:`one_run`).
 from collections import namedtuple
 import functools
 
+import numpy as np
+
 from . import borrowed, jitable, packing
+from .evaluation import stiffness_bound
 from .interface import EventState, Functions, Output, RunState
-from .layout import (F, HAVE_F, NACCEPT, NEVENT, NFEV, NJEV, NLU, NOUT, NREJECT, RECORD, RECORD_STEPS, SINCE_SAVE,
-                     SUCCESS, T, Y)
+from .layout import (F, FHALF, HAVE_F, NACCEPT, NEVENT, NFEV, NJEV, NLU, NOUT, NREJECT, RECORD, RECORD_STEPS,
+                     SINCE_SAVE, SUCCESS, T, Y, YFULL, YHALF)
 from .primitives import copy_row
 
 RUNNING = 99             # the code of a trajectory under way: the one holding it when its chunk raised raised it
@@ -104,7 +107,7 @@ def one_run(bundle, t, y, run):
     others but one (see :func:`odekit.kernels.jit.bundled`), for trajectory 0 alone, started from the state
     that one holds; its output written into ``t`` and ``y`` when they have as many rows.
 
-    That argument is ``(judged, first, second)``, held by the bundle:
+    That argument is ``(judged, bound_after, first, second)``, held by the bundle:
     Numba makes a reference of its own for each array passed from Python
     (0.05-0.1 us for two).  The state is ``first`` followed by ``second``,
     flat views of the problem's own arrays, read afresh: ``x0`` and ``v0``
@@ -113,28 +116,36 @@ def one_run(bundle, t, y, run):
     vectors, whatever the problem, are one structure to compile).  With
     ``judged``, a run starts only from the state it started from before (a
     fixed-step run warned, or not, for that state: see
-    :class:`odekit.rerun.Rerun`).  Without ``run``, nothing is run: the
-    output of the last run is written.
+    :class:`odekit.rerun.Rerun`).  A run that succeeds after at least
+    ``bound_after`` accepted steps ends with a bound of the stiffness ratio
+    at its final state (:func:`.evaluation.stiffness_bound`, uncounted, in
+    rows ``YHALF`` to ``YFULL``, which no run carries from a step to the
+    next): it clears most runs of the note that they starved on a stiff
+    problem without a call of the function from Python.  Without ``run``,
+    nothing is run: the output of the last run is written.
 
     Returns its code -- :data:`OTHER_START` when it did not start: the state
     not of the run's length or, ``judged``, another -- the number of rows of
     its output, the times and flat states it kept (and the last state, when
     the run ended between two saved steps, as
-    :class:`odekit.recording.Recorder` adds it), and its counts ``nfev,
-    njev, nlu, naccepted, nrejected``: what a Solution needs.  The caller
+    :class:`odekit.recording.Recorder` adds it), its counts ``nfev,
+    njev, nlu, naccepted, nrejected``: what a Solution needs; and the bound
+    (nan when there is none).  The caller
     makes the output arrays: two arrays made by Numba and returned took 0.9
     us, two made by NumPy and passed in 0.5.  (The chunk loop compiled into
     this function instead took 4.3 s to compile, against 1.5 + 1.5 apart.)
     """
     # borrowed: the bundle holds every array for the whole call; counting their references took 1 of 4.3 us
     fns, data, rows, records, lane, blank, lo, hi, stop, drive, deriv, start, chunk = borrowed(bundle.args)
-    judged, first, second = start
+    judged, bound_after, first, second = start
     t, y = borrowed((t, y))                # (the caller holds them)
     y0 = rows.y0[0]
+    fs, ist, W = lane[3], lane[4], lane[0][0]
+    ratio = np.nan
     if run:
         n, k = y0.shape[0], first.shape[0]
         if k + second.shape[0] != n or (judged and not (_same(y0, 0, first) and _same(y0, k, second))):
-            return OTHER_START, 0, 0, 0, 0, 0, 0
+            return OTHER_START, 0, 0, 0, 0, 0, 0, ratio
         for j in range(k):
             y0[j] = first[j]
         for j in range(n - k):
@@ -142,7 +153,9 @@ def one_run(bundle, t, y, run):
         if rows.ist0[NOUT] == 1:           # row 0 of the output is the initial state
             restore_items(records.y[0, 0], y0)
         chunk(fns, data, rows, records, lane, blank, 0, 1, stop, drive, deriv)
-    fs, ist, W = lane[3], lane[4], lane[0][0]
+        if rows.codes[0] == SUCCESS and ist[NACCEPT] >= bound_after:
+            # (the args of trajectory 0 of a repeated solve: its shared args, as they are)
+            ratio = stiffness_bound(fns[0], rows.args, fs[T], W, Y, YFULL, YHALF, FHALF)
     m = ist[NOUT]
     last = 1 if ist[RECORD] == RECORD_STEPS and ist[SINCE_SAVE] > 0 else 0
     if t.shape[0] == m + last:
@@ -152,7 +165,7 @@ def one_run(bundle, t, y, run):
         if last:
             t[m] = fs[T]
             copy_row(y, m, W, Y)
-    return rows.codes[0], m + last, ist[NFEV], ist[NJEV], ist[NLU], ist[NACCEPT], ist[NREJECT]
+    return rows.codes[0], m + last, ist[NFEV], ist[NJEV], ist[NLU], ist[NACCEPT], ist[NREJECT], ratio
 
 
 @jitable

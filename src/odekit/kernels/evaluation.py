@@ -457,3 +457,91 @@ def differences(rhs, args, central, tol, t, W, y, f, J, ytmp, ftmp, fback, ist, 
 def first_order_derivative(rhs, args, t, W, src, dst, ist, fs):
     """``W[dst] = y'(t)`` for a first-order system: one checked evaluation of ``rhs``."""
     return evaluate_finite(rhs, args, t, W, src, dst, ist, fs)
+
+
+# --- a bound of the stiffness ratio, for the note after an explicit run --------------
+
+def _row_rms_loop(W, row):
+    n = W.shape[1]
+    big = 0.0
+    for q in range(n):
+        big = max(big, abs(W[row, q]))
+    if big == 0.0 or not np.isfinite(big):
+        return big
+    acc = 0.0
+    for q in range(n):
+        v = W[row, q] / big
+        acc += v * v
+    return big * np.sqrt(acc / n)
+
+
+@compiled_as(_row_rms_loop, cold=True)
+def row_rms(W, row):
+    """Root-mean-square of ``W[row]``, scaled by its largest entry so that no square overflows."""
+    v = W[row]
+    big = float(np.max(np.abs(v))) if v.size else 0.0
+    if big == 0.0 or not np.isfinite(big):
+        return big
+    s = v / big
+    return big * np.sqrt(np.cumsum(s * s)[-1] / v.size)     # cumsum adds left to right, as the loop
+
+
+def _stiffness_bound_loop(rhs, args, t, W, y, f, probe, column):
+    n = W.shape[1]
+    size_u = row_rms(W, y)
+    e = increment(size_u, False) * np.sqrt(n)
+    if not np.isfinite(e) or not rhs(t, W, y, f, args):
+        return np.nan
+    copy_row(W, probe, W, y)
+    total = 0.0
+    for j in range(n):
+        W[probe, j] = W[y, j] + e
+        if not rhs(t, W, probe, column, args):
+            return np.nan
+        W[probe, j] = W[y, j]
+        for q in range(n):
+            d = W[column, q] - W[f, q]
+            total += d * d
+    return _bound_ratio(total, e, size_u, row_rms(W, f))
+
+
+@compiled_as(_stiffness_bound_loop, cold=True)
+def stiffness_bound(rhs, args, t, W, y, f, probe, column):
+    """An upper bound of the stiffness ratio ``rho |u| / |f(u)|`` at ``(t, u = W[y])``, and ``W[f] = f(t, u)``.
+
+    ``rho``, the spectral radius of the Jacobian, is bounded by its
+    Frobenius norm, here by forward differences from ``n + 1`` evaluations
+    (uncounted) with the increment of the Arnoldi estimate of
+    :mod:`odekit.theory.stiffness`, ``sqrt(eps max(1e-5, |u|)) sqrt(n)``
+    along each axis; the norms are root-mean-square.  nan when an
+    evaluation does not fit its row, inf or nan when one is not finite, inf
+    when ``f = 0``.  Rows ``probe`` and ``column`` are the compiled loop's
+    work (Python makes a matrix of its own).  A kernel: after an explicit
+    run the note that it starved on a stiff problem needs the estimate of
+    the spectrum only when this bound does not clear it, and a repeated
+    solve's one compiled call gets it without a call of ``rhs`` from Python
+    (a few microseconds each).
+    """
+    n = W.shape[1]
+    size_u = row_rms(W, y)
+    e = increment(size_u, False) * np.sqrt(n)
+    if not np.isfinite(e):
+        return np.nan
+    M = np.empty((2 * n + 2, n), dtype=W.dtype)
+    M[:n + 1] = W[y]
+    M[np.arange(n), np.arange(n)] += e          # row j < n: u with e added to entry j; row n: u
+    for j in range(n + 1):
+        if not rhs(t, M, j, n + 1 + j, args):
+            return np.nan
+    W[f] = M[2 * n + 1]
+    with np.errstate(all="ignore"):
+        d = (M[n + 1:2 * n + 1] - W[f]).ravel()
+        return _bound_ratio(np.cumsum(d * d)[-1] if n else 0.0, e, size_u, row_rms(W, f))
+
+
+@jitable
+def _bound_ratio(total, e, size_u, size_f):
+    """``sqrt(total) / e`` (the Frobenius norm) times ``size_u / size_f``; inf when ``size_f`` is 0."""
+    if size_f == 0.0:
+        return np.inf
+    return np.sqrt(total) / e * size_u / size_f

@@ -32,6 +32,7 @@ import numpy as np
 
 from .. import backend as _backend, checks
 from ..formatting import text_table
+from ..kernels.evaluation import stiffness_bound
 from ..registry import method as _lookup, methods as _methods
 from ..problem import ODEProblem, SecondOrderProblem
 from .stability import (is_explicit_tableau, is_splitting, max_stable_step, oscillator_step_matrix,
@@ -310,8 +311,9 @@ class _Calls:
         self.into(t, W, 0, 1)
         return W[1, self.part]       # inf or nan shows in the Hessenberg matrix, checked once
 
-    def into(self, t, W, src, dst):
-        """The call in the kernels' own convention: the state in row ``src`` of ``W``, the result into row ``dst``."""
+    def into(self, t, W, src, dst, args=None):
+        """The call in the kernels' own convention: the state in row ``src`` of ``W``, the result into row ``dst``
+        (``args``, which a kernel passes, are this call's own)."""
         self.count += 1
         try:
             ok = self.rhs(t, W, src, dst, self.args)
@@ -319,6 +321,7 @@ class _Calls:
             raise _NoEstimate(f"the function raised {type(exc).__name__}: {exc}") from None
         if not ok:
             raise _NoEstimate("the function returned the wrong number of values")
+        return True
 
 
 def _finite(value, what="the function"):
@@ -732,7 +735,7 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
       (``STIFF_RATIO``).  Without this, a non-stiff run at a loose
       tolerance, whose accuracy-limited step happens to sit at the
       stability limit, would be called stiff.  A small system is first
-      cleared by a bound of ``rho`` (:func:`_derivative_and_bound`),
+      cleared by a bound of ``rho`` (:func:`_derivative_and_ratio`),
       before the estimate;
     * the median step (for step doubling, of the half steps that propagate
       the solution) lies between a third and 4 times the method's
@@ -762,12 +765,12 @@ def starving_note(problem, method, rhs, force_only, t, u, stats, steps, states, 
         if not np.median(change) <= (0.3 if doubling else 0.15):
             return None
     try:
-        f, bound = _derivative_and_bound(problem, rhs, force_only, t, u)
+        f, ratio = _derivative_and_ratio(problem, rhs, force_only, t, u)
     except _NoEstimate:
         return None
-    speed = _rms(f)
-    if speed > 0 and bound * _rms(u) < STIFF_RATIO / 2 * speed:
+    if bound_clears(ratio):
         return None
+    speed = _rms(f)
     model = _quiet_model(problem, rhs, force_only, t, u, f)
     if model is None or model.rho == 0:
         return None
@@ -791,36 +794,41 @@ def steady(spread, doubling):
     return spread is None or spread <= (STEADY_DOUBLING if doubling else STEADY)
 
 
-def _derivative_and_bound(problem, rhs, force_only, t, u):
-    """``(f, bound)``: ``u'(t, u)`` and an upper bound of the spectral radius there, for :func:`starving_note`.
+def _derivative_and_ratio(problem, rhs, force_only, t, u):
+    """``(f, ratio)``: ``u'(t, u)`` and an upper bound of the stiffness ratio ``S`` there, for :func:`starving_note`.
 
-    The bound is the Frobenius norm of the Jacobian, by ``n`` differences
-    with the estimate's own increment: every eigenvalue is at most that
+    The bound (:func:`odekit.kernels.evaluation.stiffness_bound`) takes the
+    Frobenius norm of the Jacobian, by ``n`` differences with the estimate's
+    own increment, for the spectral radius: every eigenvalue is at most that
     norm, whichever of them the estimate reports.  A non-stiff problem at a
     tight tolerance (the Lorenz system) takes steps as steady as a starving
-    run's; this clears it for ``n + 1`` evaluations in one matrix of rows,
+    run's; this clears it (:func:`bound_clears`) for ``n + 1`` evaluations,
     instead of an estimate many times its price (benchmarks/README.md,
-    *Explicit pairs*).  The verdict compares the bound with half the
-    stiffness ratio, for the differences' error.  It is inf where it would
-    cost more evaluations than the estimate, or where ``rhs`` is a force
-    alone (a splitting kernel's).
+    *Explicit pairs*).  The ratio is inf where it would cost more
+    evaluations than the estimate, or where ``rhs`` is a force alone (a
+    splitting kernel's).
     """
     n = u.size
-    if n > ITERATIONS or (problem.second_order and force_only):
+    if not bound_applies(n, problem.second_order and force_only):
         return _first_order(problem, rhs, force_only, t, u), math.inf
-    e = _increment(u)
-    W = np.empty((2 * n + 2, n), dtype=u.dtype)
-    W[:n + 1] = u
-    for j in range(n):
-        W[j, j] += e                         # row j < n: u with e added to entry j; row n: u
-    call = _Calls(rhs, problem.args)
-    for j in range(n + 1):
-        call.into(t, W, j, n + 1 + j)
-    values = _finite(W[n + 1:])
-    with np.errstate(all="ignore"):
-        columns = values[:n] - values[n]
-        bound = math.sqrt(abs(np.vdot(columns, columns))) / e
-    return values[n], bound if math.isfinite(bound) else math.inf
+    W = np.empty((2, n), dtype=u.dtype)
+    W[0] = u
+    ratio = stiffness_bound(_Calls(rhs, problem.args).into, problem.args, t, W, 0, 1, -1, -1)
+    if ratio != ratio:                       # (an evaluation that did not fit raised in into)
+        raise _NoEstimate("the function returned inf or nan")
+    return _finite(W[1]), ratio
+
+
+def bound_applies(n, force_only):
+    """Whether a state of ``n`` numbers gets :func:`_derivative_and_ratio`'s bound: fewer evaluations than the
+    estimate's, and an ``rhs`` that is not a force alone."""
+    return n <= ITERATIONS and not force_only
+
+
+def bound_clears(ratio):
+    """Whether a bound of the stiffness ratio clears a run of the note: below half of ``STIFF_RATIO``, for
+    the differences' error."""
+    return ratio < STIFF_RATIO / 2
 
 
 def _times(ratio):
