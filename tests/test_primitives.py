@@ -6,6 +6,7 @@ import pytest
 
 import odekit.kernels.jit  # noqa: F401  (gives the primitives their compiled loops)
 from odekit.kernels.primitives import combine
+from odekit.kernels.splitting import closing_kick, copy_velocity, drift, kick, kick_drift_into, kick_into
 
 
 @numba.njit(cache=False)
@@ -37,3 +38,45 @@ def test_combine_compiled_shows_an_inf_in_a_stage_of_zero_weight():
     C = np.array([[1.0, 0.0, 2.0]])
     _combine_compiled(W, 0, 1, 0.5, C, 0, 2, 3)
     assert np.isnan(W[0, 4]) and np.all(np.isfinite(W[0, :4]))
+
+
+@numba.njit(cache=False)
+def _kick_drift_into_compiled(W, dst, src, kick_by, arow, drift_by):
+    kick_drift_into(W, dst, src, kick_by, arow, drift_by)
+
+
+@numba.njit(cache=False)
+def _closing_kick_compiled(W, row, kick_by, arow):
+    return closing_kick(W, row, kick_by, arow)
+
+
+@pytest.mark.parametrize("n", [1, 3, 18])
+def test_the_fused_passes_of_a_splitting_step_give_the_separate_passes_numbers(n):
+    """kick_drift_into is kick_into then drift, closing_kick is kick then copy_velocity (and says whether the
+    row is finite): compiled and in NumPy, the same bits as the separate passes, also in place."""
+    rng = np.random.default_rng(n)
+    for dst, src in ((0, 1), (1, 1)):
+        W = rng.standard_normal((4, 2 * n))
+        separate = W.copy()
+        if dst != src:
+            kick_into(separate, dst, src, 0.37, 3)
+        else:
+            kick(separate, dst, 0.37, 3)
+        drift(separate, dst, 1.3, dst)
+        for fused_pass in (_kick_drift_into_compiled, kick_drift_into):
+            fused = W.copy()
+            fused_pass(fused, dst, src, 0.37, 3, 1.3)
+            assert np.array_equal(fused, separate)
+    W = rng.standard_normal((4, 2 * n))
+    separate = W.copy()
+    kick(separate, 0, 0.5, 2)
+    copy_velocity(separate, 2, 0, 0)
+    for closing in (_closing_kick_compiled, closing_kick):
+        fused = W.copy()
+        assert closing(fused, 0, 0.5, 2)
+        assert np.array_equal(fused, separate)
+    for overflowing in (0, n, 2 * n - 1):          # a position, the first velocity, the last
+        for closing in (_closing_kick_compiled, closing_kick):
+            fused = W.copy()
+            fused[0, overflowing] = np.inf
+            assert not closing(fused, 0, 0.5, 2)
