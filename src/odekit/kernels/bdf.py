@@ -34,7 +34,8 @@ import numpy as np
 from . import jitable
 from .evaluation import continues, evaluate_finite, factors_serve, newton_start, overflowed, retake_jacobian
 from .layout import (C_FMAX, C_FMIN, C_LU_CHANGE, C_NEWTON, C_SAFETY, CARRY_H, CARRY_T, ERR, FS_FAMILY,
-                     IST_FAMILY, JAC_REUSE, LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_FACTOR, SUCCESS, T_FAIL)
+                     IST_FAMILY, JAC_REUSE, LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_ERR, STEP_FACTOR, SUCCESS,
+                     T_FAIL)
 from .primitives import (abs_matvec, axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve,
                          scaled_difference, shifted_identity)
 
@@ -292,7 +293,7 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
     # the driver's norm of the same estimate, against atol + rtol |y_new| as in SciPy's BDF and ode15s (the
     # family's scale_by_new): with max(|y|, |y_new|) a component falling through zero kept the tolerance of
     # its old size, and ndf accepted on SciPy's fun_linear a step that SciPy rejects
-    err = error_norm(W, ERR, ynew, ynew, tol)
+    err = fs[STEP_ERR] = error_norm(W, ERR, ynew, ynew, tol)
     # the controller's safety and limits (MethodControl's options), lowered when Newton was slow as ode15s does
     safety = ctrl[C_SAFETY] * (2 * NEWTON_ITERATIONS + 1) / (2 * NEWTON_ITERATIONS + iterations)
     ist[BDF_NEXT] = -1

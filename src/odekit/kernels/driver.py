@@ -21,7 +21,8 @@ from .layout import (
     JAC_NONFINITE, JAC_REUSE, KSTEP,
     LAST_FAIL, LU_HG,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
-    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SAVE_EVERY, SINCE_SAVE, STAGE, STEP_UNDERFLOW, SUCCESS, T, T0,
+    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SAVE_EVERY, SELF, SINCE_SAVE, STAGE, STEP_ERR, STEP_UNDERFLOW,
+    SUCCESS, T, T0,
     T_END, TEVAL_NEXT, Y, YFULL, YHALF, YNEW,
 )
 from .primitives import copy_row, error_norm, scaled_difference, zero_row
@@ -239,7 +240,8 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=ex
             # --- the error of an adaptive step
             en = 0.0
             if code == SUCCESS and kind != FIXED:
-                en = error_norm(W, ERR, scale, YNEW, tol)
+                # a self-controlled method measured it already (bdf: the same norm of the same row)
+                en = fs[STEP_ERR] if kind == SELF else error_norm(W, ERR, scale, YNEW, tol)
                 if not np.isfinite(en):
                     code = NONFINITE
 

@@ -48,7 +48,8 @@ H_LO = 14        # smallest and largest |h| accepted in the current block of SPR
 H_HI = 15        # (not counting a step cut to t_end, nor one after a rejection): driver.keep_spread
 H_LO_DONE = 16   # ... and in the last whole block; 0 = none yet
 H_HI_DONE = 17
-FS_FAMILY = 18   # first of the slots a family keeps to itself (its module names them)
+STEP_ERR = 18    # the error norm a self-controlled method measured of its attempt (the driver's en)
+FS_FAMILY = 19   # first of the slots a family keeps to itself (its module names them)
 FS_SIZE = FS_FAMILY + 4
 
 # --- integer state ``ist`` ---------------------------------------------------
