@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import odekit.kernels.jit  # noqa: F401  (gives the primitives their compiled loops)
-from odekit.kernels.primitives import combine
+from odekit.kernels.primitives import combine, lu_factor, lu_solve
 from odekit.kernels.splitting import closing_kick, copy_velocity, drift, kick, kick_drift_into, kick_into
 
 
@@ -80,3 +80,26 @@ def test_the_fused_passes_of_a_splitting_step_give_the_separate_passes_numbers(n
             fused = W.copy()
             fused[0, overflowing] = np.inf
             assert not closing(fused, 0, 0.5, 2)
+
+
+@numba.njit(cache=False)
+def _lu_compiled(M, piv, W, row):
+    ok = lu_factor(M, piv)
+    lu_solve(M, piv, W, row)
+    return ok
+
+
+@pytest.mark.parametrize("n", range(1, 10))
+def test_the_compiled_lu_solve_taken_column_by_column_solves_with_pivoting(n):
+    """The compiled factor and solve (columns: the reference trsm's order) against NumPy's solve, on matrices
+    whose pivots must be exchanged (a small leading entry), each row of W in its turn."""
+    rng = np.random.default_rng(10 + n)
+    A = rng.standard_normal((n, n)) + n * np.eye(n)
+    A[0, 0] = 1e-9                                   # the first pivot is another row
+    for row in range(3):
+        W = rng.standard_normal((3, n))
+        expected = np.linalg.solve(A, W[row])
+        got, M, piv = W.copy(), A.copy(), np.zeros(n, dtype=np.int64)
+        assert _lu_compiled(M, piv, got, row)
+        np.testing.assert_allclose(got[row], expected, rtol=1e-12, atol=1e-12 * np.max(np.abs(expected)))
+        assert np.array_equal(np.delete(got, row, axis=0), np.delete(W, row, axis=0))
