@@ -76,7 +76,10 @@ class Family:
     implicit : bool
         Solves with Jacobians and LU factors (the run allocates them).
     self_controlled : bool
-        Chooses its own step (and order); run by ``MethodControl``.
+        Chooses its own step (and order); run by ``MethodControl``.  Its
+        stepper leaves the factor for the next step in ``fs[STEP_FACTOR]``
+        and the attempt's error norm in ``fs[STEP_ERR]``, which the loop
+        takes instead of measuring the error row again.
     second_order : bool
         Integrates ``x'' = a(t, x, v)`` directly, and nothing else.
     symplectic : bool
@@ -191,7 +194,8 @@ class Family:
     @cached_property
     def _drives(self):
         # two loops, each made once: one without the event search compiles faster
-        return tuple(make_drive(self.step, self.deriv, self.restart, self.scale_by_new, events, self.extend)
+        return tuple(make_drive(self.step, self.deriv, self.restart, self.scale_by_new, events, self.extend,
+                                self.self_controlled)
                      for events in (False, True))
 
     @property

@@ -21,7 +21,7 @@ from .layout import (
     JAC_NONFINITE, JAC_REUSE, KSTEP,
     LAST_FAIL, LU_HG,
     MAX_ACCEPT, MAX_STEPS, NACCEPT, NDENSE, NONFINITE, NOUT, NREJECT, PAUSE_AFTER,
-    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SAVE_EVERY, SELF, SINCE_SAVE, STAGE, STEP_ERR, STEP_UNDERFLOW,
+    PAUSED, RECORD, RECORD_STEPS, RECORD_TEVAL, SAVE_EVERY, SINCE_SAVE, STAGE, STEP_ERR, STEP_UNDERFLOW,
     SUCCESS, T, T0,
     T_END, TEVAL_NEXT, Y, YFULL, YHALF, YNEW,
 )
@@ -92,7 +92,7 @@ def extends_nothing(rhs, args, m, scratch, t, h, y, ist, fs):
     return SUCCESS
 
 
-def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=extends_nothing):
+def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=extends_nothing, measures_error=False):
     """The integration loop of the family whose stepper is ``step`` (and ``restart`` its memory's reset).
 
     ``extend(rhs, args, m, scratch, t, h, y, ist, fs) -> code`` evaluates
@@ -107,7 +107,11 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=ex
     from the loops of runs without events before it types them: compiled
     into every loop, it made a first compile a third to a half longer
     (CPU seconds, empty cache: dp54 13.5 without it, 20.2 with it; rodas4
-    27.4 and 37.2).
+    27.4 and 37.2).  ``measures_error``: the stepper leaves the attempt's
+    error norm in ``fs[STEP_ERR]`` (a self-controlled family, which measured
+    it for its own choice), and the loop does not measure it again; a
+    constant too -- as a branch on the controller's kind, compiled into
+    every loop, it made the explicit pairs' loop 15 % slower.
     """
     scale = YNEW if scale_by_new else Y
 
@@ -240,8 +244,10 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=ex
             # --- the error of an adaptive step
             en = 0.0
             if code == SUCCESS and kind != FIXED:
-                # a self-controlled method measured it already (bdf: the same norm of the same row)
-                en = fs[STEP_ERR] if kind == SELF else error_norm(W, ERR, scale, YNEW, tol)
+                if measures_error:
+                    en = fs[STEP_ERR]
+                else:
+                    en = error_norm(W, ERR, scale, YNEW, tol)
                 if not np.isfinite(en):
                     code = NONFINITE
 
