@@ -90,8 +90,8 @@ def _lu_compiled(M, piv, W, row):
 
 
 @pytest.mark.parametrize("n", range(1, 10))
-def test_the_compiled_lu_solve_taken_column_by_column_solves_with_pivoting(n):
-    """The compiled factor and solve (columns: the reference trsm's order) against NumPy's solve, on matrices
+def test_the_compiled_lu_solve_solves_with_pivoting(n):
+    """The compiled factor and solve against NumPy's solve, on matrices
     whose pivots must be exchanged (a small leading entry), each row of W in its turn."""
     rng = np.random.default_rng(10 + n)
     A = rng.standard_normal((n, n)) + n * np.eye(n)
