@@ -10,7 +10,7 @@ written once, in place, and given to every solver in its own convention:
 * Van der Pol, ``mu = 1000``, to ``t = 3000``, ``atol = rtol``;
 * HIRES to ``t = 321.8122``, ``atol = rtol * 1e-4``.
 
-odekit's ``bdf``, ``rodas4``, ``radau5`` and ``kencarp4`` run compiled, each
+odekit's ``bdf``, ``rodas4``, ``rodas5p``, ``radau5`` and ``kencarp4`` run compiled, each
 with the analytic Jacobian and without one (finite differences, as
 numbalsoda's LSODA has: the like-for-like rows).  The reference is odekit's
 ``radau5`` at ``rtol`` 1e-12 (``atol`` scaled likewise), checked against
@@ -41,7 +41,7 @@ import common
 import odekit
 from odekit import problems
 
-METHODS = ("bdf", "rodas4", "radau5", "kencarp4")
+METHODS = ("bdf", "rodas4", "rodas5p", "radau5", "kencarp4")
 LSODA = "numbalsoda lsoda"
 REF_RTOL = 1e-12
 K1, K2, K3 = 0.04, 3e7, 1e4          # Robertson's rates

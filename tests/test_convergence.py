@@ -70,9 +70,11 @@ START = {1: 100, 2: 40, 3: 20, 4: 16, 5: 16, 8: 2}    # measured per order; firs
 # Verner's 8(7) and 9(8) converge unevenly on this equation (vern9's errors fall by 5330, 1196, 233 per
 # halving from one step, then reach round-off): no four halvings lie in between.  Their orders are exact in the order
 # conditions (test_tableaus.py) and measured on the Kepler arc below.
+# Rodas5P's errors on it fall by 65 and 28 from 16 steps (2.4e-11, 3.7e-13, 1.3e-14), then reach round-off: its
+# order 5 is exact in the Rosenbrock order conditions (test_tableaus.py) and measured on the Kepler arc below.
 UNEVEN = "no window of four halvings between the pre-asymptotic steps and round-off on this equation"
 FORCED_CASES = [pytest.param(m, id=m.name, marks=pytest.mark.xfail(strict=True, reason=UNEVEN))
-                if m.name in ("vern8", "vern9") else pytest.param(m, id=m.name) for m in FIRST_ORDER]
+                if m.name in ("vern8", "vern9", "rodas5p") else pytest.param(m, id=m.name) for m in FIRST_ORDER]
 
 
 @pytest.mark.parametrize("m", FORCED_CASES)

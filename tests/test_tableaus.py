@@ -36,12 +36,10 @@ def test_tableau_has_exactly_its_declared_order(m):
         assert order_conditions.satisfies(c.A, c.b, m.order, c.tolerance)
         assert not order_conditions.satisfies(c.A, c.b, m.order + 1, 10 ** 15 * c.tolerance)
     else:
-        # Rosenbrock: exact, or within the rounding of published decimals (rodas4: 1e-13)
+        # Rosenbrock: exact, or within the rounding of published decimals (rodas4, rodas5p: 1e-13)
         assert c.tolerance <= F(1, 10 ** 13)
         assert all(c.satisfies(q) for q in range(1, m.order + 1))
-        if m.order < 4:
-            assert any(abs(r) > 1000 * c.tolerance for r in c.residuals(m.order + 1))
-        # (order-5 Rosenbrock conditions are not written out; the convergence study measures it)
+        assert any(abs(r) > 1000 * c.tolerance for r in c.residuals(m.order + 1))
 
 
 def test_rodas4_from_hairers_transformed_coefficients_has_his_nodes_and_gammas():
@@ -60,7 +58,7 @@ def test_embedded_weights_have_their_declared_order(m):
     # the orders their authors give, for the pairs registered when this was written; a pair
     # added since is held to the order its weights satisfy
     published = {"heun_euler": 1, "bs32": 2, "rkf45": 5, "cash_karp": 4, "dp54": 4,
-                 "backward_euler": 2, "trapezoid": 1, "trbdf2": 3, "kencarp4": 3, "rodas4": 3,
+                 "backward_euler": 2, "trapezoid": 1, "trbdf2": 3, "kencarp4": 3, "rodas4": 3, "rodas5p": 4,
                  "tsit5": 4, "dop853": 5, "vern7": 6, "vern8": 7, "vern9": 8}
     declared = published.get(m.name, m.embedded_order)
     c = m.coefficients
@@ -173,3 +171,52 @@ def test_radau5_error_estimate_is_of_its_declared_order():
     slopes = np.diff(np.log2(estimates))
     assert odekit.method("radau5").embedded_order == 3
     np.testing.assert_allclose(slopes, -4.0, atol=0.25)
+
+
+def _hairer_wanner_table(c, b, order):
+    """Hairer & Wanner's Table IV.7.1 (Solving ODEs II), orders 1-4: ``beta`` without its diagonal, the
+    diagonal's gamma moved into the right-hand sides. An oracle written apart from the trees."""
+    s, g = c.stages, c.gamma[0][0]
+    beta = [[c.alpha[i][j] + c.gamma[i][j] if j < i else F(0) for j in range(s)] for i in range(s)]
+    bp = [sum(row) for row in beta]
+    a = c.c
+    ab = [sum(c.alpha[i][k] * bp[k] for k in range(s)) for i in range(s)]
+    bb = [sum(beta[i][k] * bp[k] for k in range(s)) for i in range(s)]
+
+    def dot(u, v):
+        return sum(x * y for x, y in zip(u, v))
+
+    return {1: [dot(b, [1] * s) - 1],
+            2: [dot(b, bp) - (F(1, 2) - g)],
+            3: [dot(b, [x * x for x in a]) - F(1, 3), dot(b, bb) - (F(1, 6) - g + g * g)],
+            4: [dot(b, [x ** 3 for x in a]) - F(1, 4),
+                dot(b, [a[j] * ab[j] for j in range(s)]) - (F(1, 8) - g / 3),
+                dot(b, [dot(beta[j], [x * x for x in a]) for j in range(s)]) - (F(1, 12) - g / 3),
+                dot(b, [dot(beta[j], bb) for j in range(s)]) - (F(1, 24) - g / 2 + 3 * g * g / 2 - g ** 3)]}[order]
+
+
+@pytest.mark.parametrize("name, weights, order", [("linearized_euler", "b", 1), ("rodas4", "b_hat", 3),
+                                                   ("rodas4", "b", 4), ("rodas5p", "b_hat", 4)])
+def test_rosenbrock_conditions_from_trees_are_hairer_and_wanners_table(name, weights, order):
+    """The tree conditions (any order) hold exactly where the book's table's do, up to order 4: the weights
+    of the declared order satisfy both to it, and both fail at the next (within 1000 times the rounding)."""
+    c = odekit.method(name).coefficients
+    b = getattr(c, weights)
+    for q in range(1, 5):
+        table = max(abs(r) for r in _hairer_wanner_table(c, b, q))
+        trees = max(abs(r) for r in c.residuals(q, b))
+        assert (table <= c.tolerance) == (trees <= c.tolerance) == (q <= order), (q, table, trees)
+        if q > order:
+            assert table > 1000 * c.tolerance and trees > 1000 * c.tolerance
+
+
+def test_published_rosenbrock_nodes_are_held_to_alphas_row_sums():
+    """rodas5p's rounded couplings sum to 1 + 4e-15 in its last rows: its published nodes put those stages
+    at the step's end exactly, and nodes farther from the row sums than the tolerance are refused."""
+    from odekit.tableau import RosenbrockTableau
+    c = odekit.method("rodas5p").coefficients
+    assert c.c[-3:] == (1, 1, 1) and 0 < abs(sum(c.alpha[-1]) - 1) <= c.tolerance
+    assert RosenbrockTableau(alpha=[[0, 0], [F(1, 2), 0]], gamma=[[1, 0], [0, 1]], b=[0, 1],
+                             nodes=[0, F(1, 2)]).c == (0, F(1, 2))
+    with pytest.raises(ValueError, match="nodes must be alpha's row sums"):
+        RosenbrockTableau(alpha=[[0, 0], [F(1, 2), 0]], gamma=[[1, 0], [0, 1]], b=[0, 1], nodes=[0, F(1, 3)])

@@ -17,9 +17,9 @@ from .events import compared_rows
 STABILITY_METHODS = ("euler", "midpoint", "kutta3", "rk4", "backward_euler", "trapezoid")
 
 # tab10, with the two of its colours closest to another (pink to purple, grey to brown) last,
-# then tab20's light shades and tab20b: 40 distinct colours
-_TAB10, _TAB20, _TAB20B = (colormaps[name].colors for name in ("tab10", "tab20", "tab20b"))
-_PALETTE = tuple(_TAB10[i] for i in (0, 1, 2, 3, 4, 5, 8, 9, 6, 7)) + _TAB20[1::2] + _TAB20B
+# then tab20's light shades, tab20b and tab20c: 60 distinct colours
+_TAB10, _TAB20, _TAB20B, _TAB20C = (colormaps[name].colors for name in ("tab10", "tab20", "tab20b", "tab20c"))
+_PALETTE = tuple(_TAB10[i] for i in (0, 1, 2, 3, 4, 5, 8, 9, 6, 7)) + _TAB20[1::2] + _TAB20B + _TAB20C
 # the methods of the default shootout, then the others of the default stability figure, get the
 # first colours, so that the lines of those figures are told apart at a glance (the trapezoid
 # before backward Euler: its dashes on their dark edge need a middle shade, not a light one)

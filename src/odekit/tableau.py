@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from . import order_conditions
+from .order_conditions import density, rooted_trees
 from .surds import exact
 
 
@@ -284,7 +285,11 @@ class RosenbrockTableau:
 
     ``tolerance`` is for coefficients published as rounded decimals (most
     Rosenbrock methods, found numerically): the weights and the order
-    conditions then hold to within it rather than exactly.
+    conditions then hold to within it rather than exactly.  ``nodes`` are
+    then the published ``c_i`` (within ``tolerance`` of ``alpha``'s row
+    sums), where the row sums of the rounded ``alpha`` would miss them: a
+    last stage at ``c = 1 + 4e-15`` evaluates ``f`` past the step's end,
+    and past ``t_end``.
     """
 
     alpha: tuple
@@ -293,9 +298,10 @@ class RosenbrockTableau:
     b_hat: tuple | None = None
     time_derivative: bool = True
     tolerance: Fraction = Fraction(0)
+    nodes: tuple | None = None
 
     @classmethod
-    def from_transformed(cls, gamma, a, c, m, m_hat=None, tolerance=0, time_derivative=True):
+    def from_transformed(cls, gamma, a, c, m, m_hat=None, tolerance=0, time_derivative=True, nodes=None):
         """From the coefficients as implemented by Hairer & Wanner (their RODAS code).
 
         Their stages are ``u_i = sum_j gamma_ij k_j``, which removes the
@@ -321,7 +327,7 @@ class RosenbrockTableau:
 
         return cls(alpha=[times_gamma(row) for row in A], gamma=G, b=times_gamma(_vector("m", m, s)),
                    b_hat=None if m_hat is None else times_gamma(_vector("m_hat", m_hat, s)),
-                   time_derivative=time_derivative, tolerance=_exact(tolerance))
+                   time_derivative=time_derivative, tolerance=_exact(tolerance), nodes=nodes)
 
     def __post_init__(self):
         s = _weights(self, self.tolerance)
@@ -334,6 +340,11 @@ class RosenbrockTableau:
             raise ValueError("gamma must be lower triangular")
         if len({self.gamma[i][i] for i in range(s)}) != 1 or self.gamma[0][0] == 0:
             raise ValueError("gamma must have one non-zero value on its diagonal")
+        if self.nodes is not None:
+            set_(self, "nodes", _vector("nodes", self.nodes, s))
+            sums = [sum(row) for row in self.alpha]
+            if any(abs(c - r) > self.tolerance for c, r in zip(self.nodes, sums)):
+                raise ValueError(f"nodes must be alpha's row sums within tolerance {float(self.tolerance):.1e}")
 
     @property
     def stages(self):
@@ -341,7 +352,7 @@ class RosenbrockTableau:
 
     @property
     def c(self):
-        return tuple(sum(row) for row in self.alpha)
+        return self.nodes if self.nodes is not None else tuple(sum(row) for row in self.alpha)
 
     fsal = False
 
@@ -350,52 +361,51 @@ class RosenbrockTableau:
         return self.stages
 
     def residuals(self, order, weights=None):
-        """Residuals of the order-``order`` conditions (exact; zero when they hold).
+        """Residuals of the order-``order`` conditions (exact; zero when they hold), one per rooted tree.
 
-        From Hairer & Wanner, *Solving ODEs II*, Table IV.7.1, with
-        ``beta = alpha + gamma`` off the diagonal, ``beta'_i = sum_j beta_ij``
-        and ``a_i = sum_j alpha_ij``; implemented for orders 1 to 4.
+        The method's B-series, as Butcher's for Runge--Kutta methods
+        (:mod:`odekit.order_conditions`; Hairer & Wanner, *Solving ODEs II*,
+        IV.7): ``sum_i b_i Phi_i(t) = 1/gamma(t)``, with ``Phi_i`` of a leaf
+        1, of a vertex with several subtrees ``prod_k (alpha Phi(t_k))_i``,
+        and of a vertex with one subtree ``(beta Phi(t_1))_i``, ``beta =
+        alpha + Gamma`` with its diagonal: a single subtree is where ``J``
+        acts, through ``f``'s derivative in the stage and through the terms
+        ``gamma_ij J k_j``.  To order 4 these are the conditions of their
+        Table IV.7.1 (there ``beta`` leaves out the diagonal, moved into the
+        right-hand sides as powers of ``gamma``).
         """
         b = self.b if weights is None else weights
-        s, g = self.stages, self.gamma[0][0]
-        beta = [[self.alpha[i][j] + self.gamma[i][j] if j < i else Fraction(0)
-                 for j in range(s)] for i in range(s)]
-        bp = [sum(row) for row in beta]
-        a = self.c
-        ab = [sum(self.alpha[i][k] * bp[k] for k in range(s)) for i in range(s)]
-        bb = [sum(beta[i][k] * bp[k] for k in range(s)) for i in range(s)]
+        s = self.stages
+        beta = [[self.alpha[i][j] + self.gamma[i][j] for j in range(s)] for i in range(s)]
+        phi = {}
 
-        def dot(u, v):
-            return sum(x * y for x, y in zip(u, v))
+        def weights_of(tree):
+            if tree not in phi:
+                if len(tree) == 1:
+                    inner = weights_of(tree[0])
+                    phi[tree] = [sum(x * y for x, y in zip(row, inner) if x) for row in beta]
+                else:
+                    out = [Fraction(1)] * s
+                    for child in tree:
+                        inner = weights_of(child)
+                        out = [o * sum(x * y for x, y in zip(row, inner) if x) for o, row in zip(out, self.alpha)]
+                    phi[tree] = out
+            return phi[tree]
 
-        def bdot(v):
-            return dot(b, v)
-
-        table = {
-            1: [bdot([1] * s) - 1],
-            2: [bdot(bp) - (Fraction(1, 2) - g)],
-            3: [bdot([x * x for x in a]) - Fraction(1, 3),
-                bdot(bb) - (Fraction(1, 6) - g + g * g)],
-            4: [bdot([x ** 3 for x in a]) - Fraction(1, 4),
-                bdot([a[j] * ab[j] for j in range(s)]) - (Fraction(1, 8) - g / 3),
-                bdot([dot(beta[j], [x * x for x in a]) for j in range(s)]) - (Fraction(1, 12) - g / 3),
-                bdot([dot(beta[j], bb) for j in range(s)]) - (Fraction(1, 24) - g / 2 + 3 * g * g / 2 - g ** 3)],
-        }
-        if order not in table:
-            raise ValueError(f"Rosenbrock order conditions are implemented for orders 1-4, not {order}")
-        return table[order]
+        return [sum(x * y for x, y in zip(b, weights_of(tree))) - Fraction(1, density(tree))
+                for tree in rooted_trees(order)]
 
     def satisfies(self, order, weights=None):
         """True when the conditions of ``order`` hold (within ``tolerance``)."""
         return all(abs(r) <= self.tolerance for r in self.residuals(order, weights))
 
-    def order(self, max_order=4):
+    def order(self, max_order=6):
         p = 0
         while p < max_order and self.satisfies(p + 1):
             p += 1
         return p
 
-    def embedded_order(self, max_order=4):
+    def embedded_order(self, max_order=6):
         if self.b_hat is None:
             return None
         p = 0

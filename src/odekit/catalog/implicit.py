@@ -130,6 +130,42 @@ register(Method(
               "central differences, good to about 1e-12, E5's y2 - y3 - y4 = 0 drifted to 1e-18 by "
               "t = 1e6 instead of 4e-21, 4 tolerance units at rtol 1e-6)"))
 
+# Steinebach's Rodas5P as OrdinaryDiffEq.jl implements it: the transformed couplings a_ij and c_ij of its
+# eight stages (17 significant digits); stages 7 and 8 and the solution add u_6, u_7 and u_8 to stage 6's
+# argument in turn, and the error estimate is u_8.
+_RODAS5P_A6 = ["-7.502846399306121", "2.561846144803919", "-11.627539656261098", "-0.18268767659942256",
+               "0.030198172008377946"]
+_RODAS5P_A = [[], ["3.0"],
+              ["2.849394379747939", "0.45842242204463923"],
+              ["-6.954028509809101", "2.489845061869568", "-10.358996098473584"],
+              ["2.8029986275628964", "0.5072464736228206", "-0.3988312541770524", "-0.04721187230404641"],
+              _RODAS5P_A6, [*_RODAS5P_A6, 1], [*_RODAS5P_A6, 1, 1]]
+_RODAS5P_C = [[], ["-14.155112264123755"],
+              ["-17.97296035885952", "-2.859693295451294"],
+              ["147.12150275711716", "-1.41221402718213", "71.68940251302358"],
+              ["165.43517024871676", "-0.4592823456491126", "42.90938336958603", "-5.961986721573306"],
+              ["24.854864614690072", "-3.0009227002832186", "47.4931110020768", "5.5814197821558125",
+               "-0.6610691825249471"],
+              ["30.91273214028599", "-3.1208243349937974", "77.79954646070892", "34.28646028294783",
+               "-19.097331116725623", "-28.087943162872662"],
+              ["37.80277123390563", "-3.2571969029072276", "112.26918849496327", "66.9347231244047",
+               "-40.06618937091002", "-54.66780262877968", "-9.48861652309627"]]
+
+register(Method(
+    "rodas5p", "Rodas5P (Rosenbrock, stiffly accurate)",
+    RosenbrockTableau.from_transformed(
+        gamma="0.21193756319429014", a=_RODAS5P_A, c=_RODAS5P_C,
+        m=[*_RODAS5P_A6, 1, 1, 1], m_hat=[*_RODAS5P_A6, 1, 1, 0], tolerance=F(1, 10 ** 13),
+        nodes=[0, "0.6358126895828704", "0.4095798393397535", "0.9769306725060716", "0.4288403609558664", 1, 1, 1]),
+    order=5,
+    reference="Steinebach, Construction of Rosenbrock-Wanner method Rodas5P and numerical benchmarks within "
+              "the Julia Differential Equations package, BIT Numer. Math. 63 (2023): 8 stages, order 5 with an "
+              "embedded order 4, coefficients of OrdinaryDiffEq.jl's Rodas5P to 17 digits",
+    stability="R(∞) = 0 (stiffly accurate), its one pole (of multiplicity 8) at 1/gamma ≈ 4.72, |R(iy)| ≤ 1 "
+              "but for the rounding of its 17-digit coefficients (at most 3e-18 above 1, for |y| < 0.03); one "
+              "Jacobian and one LU per step, 8 evaluations, no Newton iteration (needs the exact Jacobian for its "
+              "order, as rodas4)"))
+
 _BDF_REFERENCE = ("Shampine & Reichelt, SIAM J. Sci. Comput. 18 (1997): quasi-constant step in backward "
                   "differences (Byrne & Hindmarsh, ACM TOMS 1 (1975)), order and step chosen per step, "
                   "as SciPy's BDF; the Newton matrix kept while h / alpha changes by < 30 % as in Hindmarsh's "
