@@ -93,8 +93,9 @@ def test_every_method_of_the_issue_is_registered():
 
 def test_issue_method_list_is_registered():
     wanted = ["euler", "midpoint", "heun", "ralston", "kutta3", "rk4", "rk38", "heun_euler", "bs32",
-              "rkf45", "cash_karp", "dp54", "tsit5", "dop853", "vern7", "vern8", "vern9", "backward_euler", "trapezoid", "trbdf2", "kencarp4", "radau5", "implicit_midpoint",
-              "linearized_euler", "rodas4", "rodas5p", "bdf", "ndf", "symplectic_euler", "symplectic_euler_b", "velocity_verlet",
+              "rkf45", "cash_karp", "dp54", "tsit5", "dop853", "vern7", "vern8", "vern9", "backward_euler",
+              "trapezoid", "trbdf2", "kencarp4", "radau5", "implicit_midpoint", "linearized_euler", "rodas4",
+              "rodas5p", "bdf", "ndf", "symplectic_euler", "symplectic_euler_b", "velocity_verlet",
               "position_verlet", "leapfrog", "forest_ruth", "pefrl", "yoshida6", "boris", "wisdom_holman",
               "dprkn6", "dprkn8", "dprkn12"]
     assert odekit.methods().names() == wanted
