@@ -14,7 +14,6 @@ from functools import cached_property
 import numpy as np
 
 from . import order_conditions
-from .order_conditions import density, rooted_trees
 from .surds import exact
 
 
@@ -392,8 +391,8 @@ class RosenbrockTableau:
                     phi[tree] = out
             return phi[tree]
 
-        return [sum(x * y for x, y in zip(b, weights_of(tree))) - Fraction(1, density(tree))
-                for tree in rooted_trees(order)]
+        return [sum(x * y for x, y in zip(b, weights_of(tree))) - Fraction(1, order_conditions.density(tree))
+                for tree in order_conditions.rooted_trees(order)]
 
     def satisfies(self, order, weights=None):
         """True when the conditions of ``order`` hold (within ``tolerance``)."""
