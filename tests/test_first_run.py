@@ -10,6 +10,7 @@ process, and are not counted).
 
 import json
 import pathlib
+import subprocess
 import sys
 import tempfile
 
@@ -211,3 +212,29 @@ def test_two_processes_saving_kernels_of_one_source_at_once_never_cross_their_co
     reader = jit._KeyedCacheFile(str(tmp_path), "loop", "stamp")
     assert reader.load(("explicit",)) in (None, "code of the explicit loop")       # lost at worst, never crossed
     assert reader.load(("implicit",)) == "code of the implicit loop"
+
+
+SYMBOL = """
+import sys
+import numba
+import odekit.kernels.jit    # noqa: F401  (odekit's compiler settings)
+
+def make(k):
+    def scaled(x):
+        return k * x
+    return scaled
+
+scaled = numba.njit(make(int(sys.argv[1])))
+scaled.compile("int64(int64)")
+print(scaled.overloads[scaled.signatures[0]].fndesc.llvm_func_name)
+"""
+
+
+def test_two_processes_compiling_two_closures_of_one_source_give_them_two_symbols():
+    """A compiled function's symbol was its name, its argument types and Numba's count of the functions the
+    process had compiled: two processes doing the same steps gave two closures of one source (the loop of
+    every family is one) one symbol, and a process that loaded both from the cache called one for the
+    other (a repeated dp54 solve ran backward Euler's loop)."""
+    names = [subprocess.run([sys.executable, "-c", SYMBOL, str(k)], capture_output=True, text=True,
+                            check=True).stdout.strip() for k in (2, 3)]
+    assert all("scaled" in name for name in names) and names[0] != names[1]

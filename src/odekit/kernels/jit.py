@@ -29,6 +29,7 @@ import functools
 import hashlib
 import os
 import pathlib
+import secrets
 import shutil
 import sys
 import warnings
@@ -42,6 +43,7 @@ import numba
 import numpy as np
 from numba import types
 from numba.core import caching, cgutils, serialize
+from numba.core.bytecode import FunctionIdentity
 from numba.core.errors import NumbaIRAssumptionWarning
 from numba.core.registry import CPUDispatcher
 from numba.core.types.function_type import CompileResultWAP
@@ -180,6 +182,30 @@ try:
     CACHE = True
 except AttributeError:  # pragma: no cover - a Numba without these internals: compile every run
     CACHE = False
+
+
+class _RandomIds:
+    """Numba's ids of the functions it compiles (``FunctionIdentity._unique_ids``), drawn at random.
+
+    A compiled function's symbol is its name, its argument types and this id
+    -- Numba's count of the functions compiled so far in the process.  Two
+    processes that compile the same steps in the same order count alike, so
+    two closures of one source (the loop of every family is one) compiled in
+    two of them got one symbol for two bodies; a process that loaded both
+    from the cache resolved the symbol to the one loaded last, and a repeated
+    dp54 solve, which calls its loop by address, ran backward Euler's
+    (its Jacobians counted; Numba issue 10486).  64 random bits make the
+    symbols of two compilations differ.
+    """
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return secrets.randbits(64)
+
+
+FunctionIdentity._unique_ids = _RandomIds()
 
 
 # --- first-class functions that cost nothing to pass ---------------------------------------
