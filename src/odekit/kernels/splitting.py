@@ -383,9 +383,8 @@ def splitting_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, yn
             kick_drift_into(W, ynew, src, kicks[i] * h, arow, drifts[i + 1] * h)
         elif i == last and plain and src == ynew and arow == fnew and not velocity_dependent:
             # the step ends with this kick: f_new and the check of y_new come with it
-            if closing_kick(W, ynew, kicks[i] * h, fnew):
-                return SUCCESS, have_f, True
-            return overflowed(W, ynew, fs), have_f, False
+            code = close_step(W, ynew, kicks[i] * h, fnew, fs)
+            return code, have_f, code == SUCCESS
         else:
             kick_from(W, ynew, src, kicks[i] * h, arow, rotating)
         src = ynew
@@ -408,9 +407,14 @@ def kick_drift_kick(rhs, args, t, h, drift, kicks, W, y, f, ynew, fnew, ist, fs)
     code = evaluate_finite(rhs, args, t + drift * h, W, ynew, fnew, ist, fs, W.shape[1] // 2)
     if code != SUCCESS:
         return code
-    if closing_kick(W, ynew, kicks[1] * h, fnew):
-        return SUCCESS
-    return overflowed(W, ynew, fs)
+    return close_step(W, ynew, kicks[1] * h, fnew, fs)
+
+
+@jitable
+def close_step(W, ynew, kick_by, fnew, fs):
+    """A step's last kick by :func:`closing_kick`: SUCCESS, or :func:`~.evaluation.overflowed`'s NONFINITE
+    when ``y_new`` is not finite (every force was)."""
+    return SUCCESS if closing_kick(W, ynew, kick_by, fnew) else overflowed(W, ynew, fs)
 
 
 @jitable

@@ -32,13 +32,12 @@ import numpy as np
 
 from .. import backend as _backend, checks
 from ..formatting import text_table
-from ..kernels.evaluation import stiffness_bound
+from ..kernels.evaluation import increment, stiffness_bound
 from ..registry import method as _lookup, methods as _methods
 from ..problem import ODEProblem, SecondOrderProblem
 from .stability import (is_explicit_tableau, is_splitting, max_stable_step, oscillator_step_matrix,
                         stability_function)
 
-EPS = np.finfo(float).eps
 ITERATIONS = 20          # Jacobian-vector products by default
 SEED = 7                 # the start vector: the same estimate on every call
 FOUND = 1e-2             # a Ritz pair whose residual is below FOUND * rho counts as an eigenvalue found
@@ -344,7 +343,7 @@ def _rms(v):
 
 def _increment(y):
     """``e`` with ``|e w|_rms = sqrt(eps max(1e-5, |y|_rms))`` for a unit vector ``w`` of ``y``'s size."""
-    e = math.sqrt(EPS * max(1e-5, _rms(y))) * math.sqrt(y.size)
+    e = float(increment(_rms(y), False)) * math.sqrt(y.size)     # (stiffness_bound's own, for its rows)
     if not (math.isfinite(e) and e > 0):
         raise _NoEstimate("no usable difference increment")
     return e
