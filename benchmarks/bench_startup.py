@@ -55,6 +55,7 @@ FAMILIES = {            # family: (method, problem, options) -- the first solve 
 }
 SHOOTOUT = ["shootout", "kepler", "--quiet"]      # and --report DIR; --quick: QUICK_SHOOTOUT instead
 QUICK_SHOOTOUT = ["--backend", "python", "--methods", "euler,rk4", "--budget", "10", "--t-end", "1"]
+LEAD = 1.25               # issue 17's lead over the fastest peer
 H = 0.01                  # rk4's step in the fixed costs; their span is one step
 TIMEOUT = 900             # seconds allowed each child process
 CHILD = "--child"         # argv of a child: --child TASK BACKEND [--quick]
@@ -144,7 +145,9 @@ def _numbalsoda_calls(problem):
 def _pieces(odekit, problem, wall):
     """Where a repeated ``dp54`` solve of ``problem`` spends its time, in s: ``solve``'s arguments taken and
     the run kept for them found, the output arrays made, the compiled call, the ``Solution`` made, the states
-    shaped; the rest is the difference (the run kept is read from :mod:`odekit.rerun`)."""
+    shaped; the rest is the difference (the run kept is read from :mod:`odekit.rerun`).  Also the call told
+    not to run (``idle``: it writes the last run's output, and does nothing else): what crossing into
+    compiled code and back costs, whatever the run."""
     import numpy as np
 
     kept = next(r for k, r in odekit.rerun._RERUNS.items() if k[0] == id(problem) and k[1] == "dp54")
@@ -157,7 +160,7 @@ def _pieces(odekit, problem, wall):
     whole, found = best(lambda: odekit.solve(problem, "dp54")), best(lambda: kept.solve(problem))
     return {"whole": whole, "arguments": whole - found,
             "arrays": best(lambda: (np.empty(size[0]), np.empty(size, dtype=dtype))),
-            "call": best(lambda: call(t, y, True)),
+            "call": best(lambda: call(t, y, True)), "idle": best(lambda: call(t, y, False)),
             "solution": best(lambda: odekit.Solution(problem, kept.method, t, y, stats, odekit.Status.SUCCESS, "",
                                                      "numba")),
             "shape": best(lambda: y.reshape(kept.shape)) if kept.shape else 0.0, "found": found}
@@ -278,6 +281,13 @@ def print_fixed(report):
                 ("arguments and finding the run kept", "arguments"), ("output arrays", "arrays"),
                 ("compiled call", "call"), ("Solution", "solution"), ("shaping the states", "shape")))
             + f" + rest {rest * 1e6:.2f} = {pieces['whole'] * 1e6:.2f}")
+    if pieces and "numbalsoda_dop853_s" in fixed:
+        # what odekit.solve pays whatever the run, against what a lead of LEAD over numbalsoda leaves
+        floor = pieces["arguments"] + pieces["arrays"] + pieces["idle"] + pieces["solution"]
+        print(f"  a {LEAD}x lead over numbalsoda's dop853 needs the whole solve in "
+              f"{fixed['numbalsoda_dop853_s'] / LEAD * 1e6:.2f} us; without its run it takes {floor * 1e6:.2f} "
+              f"(arguments, output arrays, the call told not to run {pieces['idle'] * 1e6:.2f}, Solution), "
+              f"and the run in the call {(pieces['call'] - pieces['idle']) * 1e6:.2f} more")
     if "numbalsoda_dop853_s" in fixed:
         common.print_ratios("time of numbalsoda's call / time of odekit.solve over one step of Kepler", {
             f"numbalsoda {peer} / odekit {ours}": fixed[f"numbalsoda_{peer}_s"] / fixed[f"{ours}_solve_s"]
