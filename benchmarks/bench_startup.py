@@ -112,7 +112,26 @@ def fixed_costs(odekit, backend, quick):
         result[f"{name}_cpu_s"] = common.per_call(call, dataclasses.replace(wall, clock=time.process_time))[0]
     if integ.backend == "numba":
         result["pieces"] = _pieces(odekit, short, wall)
+    result["spans"] = _by_span(odekit, backend, wall)
     return result
+
+
+SPANS = (1e-6, 0.01, 0.1)     # one step, three, six: what a step adds to the fixed cost
+
+
+def _by_span(odekit, backend, wall):
+    """``[(span, steps, odekit s, numbalsoda s or None)]``: dp54 and numbalsoda's dop853 over spans of a few
+    steps of Kepler's orbit, whose slope is the cost of a step and whose intercept the fixed cost."""
+    import common
+
+    rows = []
+    for span in SPANS:
+        problem = _problem(odekit, "kepler").with_span((0.0, span))
+        steps = odekit.solve(problem, "dp54", backend=backend).stats.naccepted
+        peer = _numbalsoda_calls(problem).get("numbalsoda_dop853")
+        rows.append((span, steps, common.per_call(lambda: odekit.solve(problem, "dp54", backend=backend), wall)[0],
+                     common.per_call(peer, wall)[0] if peer else None))
+    return rows
 
 
 def _numbalsoda_calls(problem):
@@ -157,10 +176,22 @@ def _pieces(odekit, problem, wall):
 
     def best(fn):
         return __import__("common").per_call(fn, wall)[0]
+
+    table, success = {(id(problem), "dp54", 1e-6, 1e-9): kept}, odekit.Status.SUCCESS
+
+    def bare(problem, method, rtol=1e-6, atol=1e-9):
+        """solve() stripped to the pieces it cannot do without, running nothing: a call with keywords, its
+        run found by its arguments, two output arrays, the compiled call, a Solution."""
+        table.get((id(problem), method, rtol, atol))
+        t, y = np.empty(size[0]), np.empty(size, dtype=dtype)
+        call(t, y, False)
+        return odekit.Solution(problem, method, t, y, stats, success, "", "numba")
+
     whole, found = best(lambda: odekit.solve(problem, "dp54")), best(lambda: kept.solve(problem))
     return {"whole": whole, "arguments": whole - found,
             "arrays": best(lambda: (np.empty(size[0]), np.empty(size, dtype=dtype))),
             "call": best(lambda: call(t, y, True)), "idle": best(lambda: call(t, y, False)),
+            "bare": best(lambda: bare(problem, "dp54", rtol=1e-6, atol=1e-9)),
             "solution": best(lambda: odekit.Solution(problem, kept.method, t, y, stats, odekit.Status.SUCCESS, "",
                                                      "numba")),
             "shape": best(lambda: y.reshape(kept.shape)) if kept.shape else 0.0, "found": found}
@@ -287,7 +318,12 @@ def print_fixed(report):
         print(f"  a {LEAD}x lead over numbalsoda's dop853 needs the whole solve in "
               f"{fixed['numbalsoda_dop853_s'] / LEAD * 1e6:.2f} us; without its run it takes {floor * 1e6:.2f} "
               f"(arguments, output arrays, the call told not to run {pieces['idle'] * 1e6:.2f}, Solution), "
-              f"and the run in the call {(pieces['call'] - pieces['idle']) * 1e6:.2f} more")
+              f"and the run in the call {(pieces['call'] - pieces['idle']) * 1e6:.2f} more; solve() stripped to "
+              f"what it cannot do without (keywords, a lookup, the arrays, the call, a Solution) "
+              f"{pieces['bare'] * 1e6:.2f}")
+    for span, steps, ours, peer in fixed.get("spans", []):
+        print(f"  dp54 over {span:g} ({steps} steps): {ours * 1e6:.2f} us" +
+              (f"; numbalsoda dop853 {peer * 1e6:.2f} us" if peer else ""))
     if "numbalsoda_dop853_s" in fixed:
         common.print_ratios("time of numbalsoda's call / time of odekit.solve over one step of Kepler", {
             f"numbalsoda {peer} / odekit {ours}": fixed[f"numbalsoda_{peer}_s"] / fixed[f"{ours}_solve_s"]
