@@ -16,9 +16,10 @@ def _combine_compiled(W, out, base, h, C, row, first, m):
 
 @pytest.mark.parametrize("n", range(1, 10))
 def test_combine_compiled_sums_each_component_in_the_numpy_bodys_order(n):
-    """The compiled combine sums four components at a time (n = 1..9: whole blocks, and the last block's
-    lanes clamped onto the last component), each term by term as the NumPy body: the same bits, also when
-    the result overwrites its base row and when an error estimate leaves the base out."""
+    """The compiled combine sums four components at a time (n = 1..4: one block of constant columns; 5..9:
+    whole blocks, and the last block's lanes clamped onto the last component), each term by term as the
+    NumPy body: the same bits, also when the result overwrites its base row and when an error estimate
+    leaves the base out."""
     rng = np.random.default_rng(n)
     C = rng.standard_normal((3, 6))
     for m in range(6):
@@ -31,13 +32,15 @@ def test_combine_compiled_sums_each_component_in_the_numpy_bodys_order(n):
             assert np.array_equal(got[2:], W[2:])          # the stages are read, never written
 
 
-def test_combine_compiled_shows_an_inf_in_a_stage_of_zero_weight():
-    """Zero weights are multiplied, not skipped: an inf in any stage reaches the result as nan."""
-    W = np.ones((6, 5))
-    W[3, 4] = np.inf
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_combine_compiled_shows_an_inf_in_a_stage_of_zero_weight(n):
+    """Zero weights are multiplied, not skipped: an inf in any stage reaches the result as nan (in a block of
+    constant columns and in the blocks of a larger system)."""
+    W = np.ones((6, n))
+    W[3, n - 1] = np.inf
     C = np.array([[1.0, 0.0, 2.0]])
     _combine_compiled(W, 0, 1, 0.5, C, 0, 2, 3)
-    assert np.isnan(W[0, 4]) and np.all(np.isfinite(W[0, :4]))
+    assert np.isnan(W[0, n - 1]) and np.all(np.isfinite(W[0, :n - 1]))
 
 
 @numba.njit(cache=False)
