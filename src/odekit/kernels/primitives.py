@@ -367,4 +367,3 @@ def _difference_column_loop(J, j, W, a, b, delta):
 def difference_column(J, j, W, a, b, delta):
     """``J[:, j] = (W[a] - W[b]) / delta``: a finite-difference Jacobian column."""
     J[:, j] = (W[a] - W[b]) / delta
-
