@@ -92,6 +92,37 @@ def _lu_compiled(M, piv, W, row):
     return ok
 
 
+def _substitution(LU, piv, b):
+    """The solve written out as the compiled loop sums it: pivots, forward, back with each unknown times the
+    reciprocal of its pivot."""
+    b = b.copy()
+    n = b.size
+    for k in range(n):
+        b[k], b[piv[k]] = b[piv[k]], b[k]
+    for i in range(n):
+        for j in range(i):
+            b[i] -= LU[i, j] * b[j]
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n):
+            b[i] -= LU[i, j] * b[j]
+        b[i] = b[i] * (1.0 / LU[i, i])
+    return b
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_the_compiled_lu_solve_of_a_small_system_rounds_as_the_general_loop(n):
+    """Two unknowns are solved without the loops (their overhead was most of a Rosenbrock stage on Van der
+    Pol): the same operations in the same order, so the same bits as the general substitution."""
+    rng = np.random.default_rng(20 + n)
+    for trial in range(20):
+        A = rng.standard_normal((n, n)) * 10.0 ** rng.integers(-3, 3, size=(n, n))
+        M, piv = A.copy(), np.zeros(n, dtype=np.int64)
+        W = rng.standard_normal((2, n))
+        got = W.copy()
+        assert _lu_compiled(M, piv, got, 1)
+        assert np.array_equal(got[1], _substitution(M, piv, W[1])), trial
+
+
 @pytest.mark.parametrize("n", range(1, 10))
 def test_the_compiled_lu_solve_solves_with_pivoting(n):
     """The compiled factor and solve against NumPy's solve, on matrices

@@ -284,6 +284,15 @@ def _lu_solve_loop(LU, piv, W, row):
             tmp = W[row, k]
             W[row, k] = W[row, p]
             W[row, p] = tmp
+    if n == 2:
+        # the loops below for two unknowns, written out: the same operations in the same order, without the
+        # loops' set-up, which was most of a Rosenbrock stage on Van der Pol (rodas5p at rtol 1e-9 1.41 ->
+        # 1.15 ms, rodas4 at 1e-6 0.50 -> 0.39 ms; the same bits)
+        x0 = W[row, 0]
+        x1 = (W[row, 1] - LU[1, 0] * x0) * (1.0 / LU[1, 1])
+        W[row, 1] = x1
+        W[row, 0] = (x0 - LU[0, 1] * x1) * (1.0 / LU[0, 0])
+        return
     for i in range(n):
         acc = W[row, i]
         for j in range(i):
