@@ -65,46 +65,54 @@ class _Weights:
     The arithmetic of exact (or 80-digit) coefficients is what costs, so
     ``(A Phi(t))_i`` is kept too; hashing a matrix of Fractions to find its
     memo would cost as much, so the memos are found by the matrix's identity
-    (a few kept, each with its matrix).
+    (a few kept, each with its matrix).  ``single``, when given, is the
+    matrix of a vertex with one subtree, ``Phi_i([t]) = (single Phi(t))_i``:
+    a Rosenbrock method's ``alpha + Gamma`` (see
+    :meth:`odekit.tableau.RosenbrockTableau.residuals`); without it, ``A``.
     """
 
-    def __init__(self, A):
-        self.A = A
+    def __init__(self, A, single=None):
+        self.A, self.single = A, single
         self.s = len(A)
-        self.phi, self.a_phi = {}, {}
+        self.phi, self.a_phi, self.single_phi = {}, {}, {}
 
     def __call__(self, tree):
         if tree not in self.phi:
-            out = [Fraction(1)] * self.s
-            for child in tree:
-                row = self._a_phi(child)
-                out = [x * y for x, y in zip(out, row)]
-            self.phi[tree] = out
+            if len(tree) == 1 and self.single is not None:
+                self.phi[tree] = self._times(self.single, self.single_phi, tree[0])
+            else:
+                out = [Fraction(1)] * self.s
+                for child in tree:
+                    row = self._times(self.A, self.a_phi, child)
+                    out = [x * y for x, y in zip(out, row)]
+                self.phi[tree] = out
         return self.phi[tree]
 
-    def _a_phi(self, tree):
-        if tree not in self.a_phi:
+    def _times(self, M, memo, tree):
+        """``(M Phi(tree))_i``, kept in ``memo``."""
+        if tree not in memo:
             inner = self(tree)
-            self.a_phi[tree] = [sum(a * x for a, x in zip(row, inner) if a) for row in self.A]
-        return self.a_phi[tree]
+            memo[tree] = [sum(a * x for a, x in zip(row, inner) if a) for row in M]
+        return memo[tree]
 
 
 _MEMOS = {}
 
 
-def _internal_weights(A, tree):
-    """``Phi_i(t)`` for each stage ``i``."""
-    memo = _MEMOS.get(id(A))
-    if memo is None or memo.A is not A:
+def _internal_weights(A, tree, single=None):
+    """``Phi_i(t)`` for each stage ``i`` (``single``: see :class:`_Weights`)."""
+    key = (id(A), id(single))
+    memo = _MEMOS.get(key)
+    if memo is None or memo.A is not A or memo.single is not single:
         if len(_MEMOS) >= 16:
             _MEMOS.pop(next(iter(_MEMOS)))
-        memo = _MEMOS[id(A)] = _Weights(A)
+        memo = _MEMOS[key] = _Weights(A, single)
     return memo(tree)
 
 
-def residual(A, b, tree):
-    """``sum_i b_i Phi_i(t) - 1/gamma(t)``: zero when the condition holds."""
-    phi = _internal_weights(A, tree)
+def residual(A, b, tree, single=None):
+    """``sum_i b_i Phi_i(t) - 1/gamma(t)``: zero when the condition holds (``single``: see :class:`_Weights`)."""
+    phi = _internal_weights(A, tree, single)
     return sum(bi * pi for bi, pi in zip(b, phi)) - Fraction(1, density(tree))
 
 

@@ -374,25 +374,13 @@ class RosenbrockTableau:
         right-hand sides as powers of ``gamma``).
         """
         b = self.b if weights is None else weights
-        s = self.stages
-        beta = [[self.alpha[i][j] + self.gamma[i][j] for j in range(s)] for i in range(s)]
-        phi = {}
-
-        def weights_of(tree):
-            if tree not in phi:
-                if len(tree) == 1:
-                    inner = weights_of(tree[0])
-                    phi[tree] = [sum(x * y for x, y in zip(row, inner) if x) for row in beta]
-                else:
-                    out = [Fraction(1)] * s
-                    for child in tree:
-                        inner = weights_of(child)
-                        out = [o * sum(x * y for x, y in zip(row, inner) if x) for o, row in zip(out, self.alpha)]
-                    phi[tree] = out
-            return phi[tree]
-
-        return [sum(x * y for x, y in zip(b, weights_of(tree))) - Fraction(1, order_conditions.density(tree))
+        return [order_conditions.residual(self.alpha, b, tree, single=self._beta)
                 for tree in order_conditions.rooted_trees(order)]
+
+    @cached_property
+    def _beta(self):
+        """``alpha + Gamma``, its diagonal included: the matrix of a vertex with one subtree."""
+        return tuple(tuple(a + g for a, g in zip(ra, rg)) for ra, rg in zip(self.alpha, self.gamma))
 
     def satisfies(self, order, weights=None):
         """True when the conditions of ``order`` hold (within ``tolerance``)."""
