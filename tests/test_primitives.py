@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import odekit.kernels.jit  # noqa: F401  (gives the primitives their compiled loops)
-from odekit.kernels.primitives import combine, lu_factor, lu_solve
+from odekit.kernels.primitives import (add_to_two, axpy, combine, copy_scaled, error_norm, lu_factor, lu_solve,
+                                      scaled_less, scaled_norm)
 from odekit.kernels.splitting import closing_kick, copy_velocity, drift, kick, kick_drift_into, kick_into
 
 
@@ -83,6 +84,49 @@ def test_the_fused_passes_of_a_splitting_step_give_the_separate_passes_numbers(n
             fused = W.copy()
             fused[0, overflowing] = np.inf
             assert not closing(fused, 0, 0.5, 2)
+
+
+@numba.njit(cache=False)
+def _newton_passes_compiled(W, c, scale, tol):
+    scaled_less(W, 0, c, 1, 2, 3)
+    dn = scaled_norm(W, 0, scale, 4, tol)
+    add_to_two(W, 5, 6, 0)
+    return dn
+
+
+def _newton_passes(W, c, scale, tol, separate):
+    """bdf's Newton correction: ``dy = c f - psi - d`` in row 0, scaled, its norm, added to rows 5 and 6."""
+    if not separate:
+        scaled_less(W, 0, c, 1, 2, 3)
+        dn = scaled_norm(W, 0, scale, 4, tol)
+        add_to_two(W, 5, 6, 0)
+        return dn
+    copy_scaled(W, 0, c, W, 1)
+    axpy(W, 0, -1.0, W, 2)
+    axpy(W, 0, -1.0, W, 3)
+    if scale != 1.0:
+        copy_scaled(W, 0, scale, W, 0)
+    dn = error_norm(W, 0, 4, 4, tol)
+    axpy(W, 5, 1.0, W, 0)
+    axpy(W, 6, 1.0, W, 0)
+    return dn
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+@pytest.mark.parametrize("scale", [1.0, 0.7])
+def test_bdfs_fused_newton_passes_give_the_separate_passes_numbers(n, scale):
+    """scaled_less, scaled_norm and add_to_two are copy_scaled, axpy and error_norm fused into three passes:
+    the same numbers, bit for bit, compiled and in NumPy."""
+    rng = np.random.default_rng(30 + n)
+    tol = np.abs(rng.standard_normal((2, n))) * 1e-6
+    for trial in range(10):
+        W = rng.standard_normal((7, n)) * 10.0 ** rng.integers(-6, 6, size=(7, n))
+        separate = W.copy()
+        expected = _newton_passes(separate, 0.37, scale, tol, True)
+        for fused_passes in (_newton_passes_compiled, lambda *a: _newton_passes(*a, False)):
+            fused = W.copy()
+            assert fused_passes(fused, 0.37, scale, tol) == expected, trial
+            assert np.array_equal(fused, separate), trial
 
 
 @numba.njit(cache=False)

@@ -36,8 +36,8 @@ from .evaluation import continues, evaluate_finite, factors_serve, newton_start,
 from .layout import (C_FMAX, C_FMIN, C_LU_CHANGE, C_NEWTON, C_SAFETY, CARRY_H, CARRY_T, ERR, FS_FAMILY,
                      IST_FAMILY, JAC_REUSE, LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_ERR, STEP_FACTOR, SUCCESS,
                      T_FAIL)
-from .primitives import (abs_matvec, axpy, combine, copy_row, copy_scaled, error_norm, lu_factor, lu_solve,
-                         scaled_difference, shifted_identity)
+from .primitives import (abs_matvec, add_to_two, axpy, combine, copy_row, copy_scaled, error_norm, lu_factor,
+                         lu_solve, scaled_difference, scaled_less, scaled_norm, shifted_identity)
 
 MAX_ORDER = 5
 KD = STAGE               # the interpolant: D_1 .. D_5 as they would be after the attempt (the "stages")
@@ -199,13 +199,11 @@ def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs):
         code = evaluate_finite(rhs, args, t, W, ynew, FN, ist, fs)
         if code != SUCCESS:
             return code, k
-        copy_scaled(W, DY, c, W, FN)                 # dy = c f - psi - d
-        axpy(W, DY, -1.0, W, PSI)
-        axpy(W, DY, -1.0, W, DACC)
+        # each a pass over the rows (as seven passes they took a tenth of a step: HIRES at rtol 1e-9 447 ->
+        # 402 us, Robertson 106 -> 95; the same operations in the same order)
+        scaled_less(W, DY, c, FN, PSI, DACC)         # dy = c f - psi - d
         lu_solve(LU, piv, W, DY)
-        if scale != 1.0:
-            copy_scaled(W, DY, scale, W, DY)
-        dn = error_norm(W, DY, YP, YP, tol)
+        dn = scaled_norm(W, DY, scale, YP, tol)
         if not np.isfinite(dn):
             break
         rounding = False
@@ -215,8 +213,7 @@ def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs):
                 rounding = dn <= kappa and dn <= round_off(W, J, c, ynew, tol)
                 if not rounding:
                     break
-        axpy(W, ynew, 1.0, W, DY)
-        axpy(W, DACC, 1.0, W, DY)
+        add_to_two(W, ynew, DACC, DY)
         if dn == 0.0 or rounding or (k > 0 and rate / (1.0 - rate) * dn < kappa):
             return SUCCESS, k + 1
         dn_old = dn

@@ -90,6 +90,30 @@ def scaled_difference(W, out, a, b, scale):
     W[out] = (W[a] - W[b]) * scale
 
 
+def _scaled_less_loop(W, out, alpha, a, b, c):
+    for q in range(W.shape[1]):
+        W[out, q] = alpha * W[a, q] - W[b, q] - W[c, q]
+
+
+@compiled_as(_scaled_less_loop)
+def scaled_less(W, out, alpha, a, b, c):
+    """``W[out] = alpha * W[a] - W[b] - W[c]``, subtracted left to right."""
+    W[out] = alpha * W[a] - W[b] - W[c]
+
+
+def _add_to_two_loop(W, a, b, src):
+    for q in range(W.shape[1]):
+        W[a, q] += W[src, q]
+        W[b, q] += W[src, q]
+
+
+@compiled_as(_add_to_two_loop)
+def add_to_two(W, a, b, src):
+    """``W[a] += W[src]`` and ``W[b] += W[src]`` (three distinct rows)."""
+    W[a] += W[src]
+    W[b] += W[src]
+
+
 # --- W[out] = W[base] + h * sum_j C[row, j] W[first + j] ----------------------------
 
 def _combine_loop(W, out, base, h, C, row, first, m):
@@ -212,6 +236,25 @@ def error_norm(W, err, y, ynew, tol):
     scale = tol[1] + tol[0] * np.maximum(np.abs(W[y]), np.abs(W[ynew]))
     # cumsum adds left to right, like the loop (np.sum would add pairwise)
     return math.sqrt(float(np.cumsum((np.abs(W[err]) / scale) ** 2)[-1]) / W.shape[1])
+
+
+def _scaled_norm_loop(W, row, factor, y, tol):
+    n = W.shape[1]
+    acc = 0.0
+    for q in range(n):
+        if factor != 1.0:
+            W[row, q] = factor * W[row, q]
+        scale = tol[1, q] + tol[0, q] * abs(W[y, q])
+        acc += (abs(W[row, q]) / scale) ** 2
+    return math.sqrt(acc / n)
+
+
+@compiled_as(_scaled_norm_loop)
+def scaled_norm(W, row, factor, y, tol):
+    """``W[row] *= factor`` (unless it is 1), then :func:`error_norm` of it scaled by ``W[y]`` alone."""
+    if factor != 1.0:
+        W[row] = factor * W[row]
+    return error_norm(W, row, y, y, tol)
 
 
 def _error_norms_loop(W, a, b, y, ynew, tol):
