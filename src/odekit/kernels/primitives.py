@@ -393,6 +393,22 @@ def matvec(W, out, A, src):
     W[out] = A @ W[src] if isinstance(A, np.ndarray) else A.matvec(W[src])
 
 
+def _scaled_plus_matvec_loop(W, out, h, a, A, src):
+    for i in range(A.shape[0]):
+        acc = W[src, 0] * 0.0
+        for j in range(A.shape[1]):
+            acc += A[i, j] * W[src, j]
+        W[out, i] = h * W[a, i] + h * acc
+
+
+@compiled_as(_scaled_plus_matvec_loop)
+def scaled_plus_matvec(W, out, h, a, A, src):
+    """``W[out] = h * W[a] + h * (A @ W[src])``: :func:`copy_scaled`, :func:`matvec` and :func:`axpy` in one
+    pass, their numbers (``out`` may not be ``src``)."""
+    W[out] = h * W[a]
+    W[out] += h * (A @ W[src] if isinstance(A, np.ndarray) else A.matvec(W[src]))
+
+
 def _abs_matvec_loop(W, out, A, src):
     for i in range(A.shape[0]):
         acc = abs(W[src, 0]) * 0.0

@@ -25,8 +25,8 @@ times the stiff entries: on the Bari set's E5 to t = 1e6 at rtol 1e-6,
 from . import jitable
 from .evaluation import evaluate_finite, increment, linearise, overflowed
 from .layout import C_AUTONOMOUS, C_HAS_JAC, ERR, NEWTON_FAILED, NLU, STAGE, SUCCESS, T0, T_FAIL
-from .primitives import (axpy, combine, copy_row, copy_scaled, lu_factor, lu_solve, matvec, scaled_difference,
-                         shifted_identity)
+from .primitives import (axpy, combine, copy_scaled, lu_factor, lu_solve, scaled_difference,
+                         scaled_plus_matvec, shifted_identity)
 
 
 @jitable(cold=True)
@@ -65,8 +65,8 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, y
     T, gamma, c, d, flags = m
     W, J, LU, piv = scratch
     s = c.shape[0]
-    stage, fi, v, ytmp, ftmp, ft, fback = (STAGE + s, STAGE + s + 1, STAGE + s + 2, STAGE + s + 3,
-                                           STAGE + s + 4, STAGE + s + 5, STAGE + s + 6)
+    stage, fi, ytmp, ftmp, ft, fback = (STAGE + s, STAGE + s + 1, STAGE + s + 2, STAGE + s + 3, STAGE + s + 4,
+                                        STAGE + s + 5)
     # the order rests on J itself (not just Newton's convergence): central differences
     code, have_f = linearise(rhs, jac, args, ctrl[C_HAS_JAC] != 0.0, True, tol, True, t, W, y, f, have_f,
                              J, ytmp, ftmp, fback, ist, fs)
@@ -85,17 +85,16 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, y
     for i in range(s):
         k = STAGE + i
         if i == 0:
-            copy_row(W, fi, W, f)
+            copy_scaled(W, k, h, W, f)
         else:
             combine(W, stage, y, 1.0, T, i, STAGE, i)
             code = evaluate_finite(rhs, args, t + c[i] * h, W, stage, fi, ist, fs)
             if code != SUCCESS:
                 return code, True, False
-        copy_scaled(W, k, h, W, fi)
-        if i > 0:
             combine(W, stage, -1, 1.0, gamma, i, STAGE, i)
-            matvec(W, v, J, stage)
-            axpy(W, k, h, W, v)
+            # h f_i + h J sum_j gamma_ij k_j in one pass: as three (copy_scaled, matvec, axpy) they took a
+            # tenth of rodas5p's time on Van der Pol (rtol 1e-8: 530 -> 481 us; the same numbers)
+            scaled_plus_matvec(W, k, h, fi, J, stage)
         if time_derivative and d[i] != 0.0:
             axpy(W, k, h * h * d[i], W, ft)
         lu_solve(LU, piv, W, k)
