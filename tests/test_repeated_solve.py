@@ -2,6 +2,8 @@
 first is noted, the second kept): the same numbers as a first solve, and whatever changed since -- the initial
 state in place, an attribute reassigned -- is read again."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -139,6 +141,41 @@ def test_a_solve_again_runs_in_one_call_to_the_numbers_of_a_first_solve(method, 
         assert plan.runs == before + k + 1
     # the last row of a thinned run is the state at t_end, as a first solve keeps it
     assert first.t[-1] == 1.0
+
+
+@pytest.mark.parametrize("method,controller", [
+    ("dp54", odekit.PIController(safety=0.8, factor_max=5.0)), ("rk4", odekit.FixedStep(h=0.02)),
+    ("dp54", odekit.StepDoubling(safety=0.85)), ("bdf", odekit.MethodControl(newton="scipy"))])
+def test_a_solve_with_a_controller_of_odekits_own_runs_again_in_one_call(method, controller):
+    """odekit's controllers are frozen: a solve given one is known by it (one equal to it is the same
+    solve) and run again in one call, to the numbers of a first solve; another controller is another
+    solve."""
+    problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(3.0,))
+    first = fresh_solve(problem, method, controller=controller)
+    often(problem, method, controller=controller)
+    plan = _rerun_of(problem)
+    before = plan.runs
+    equal = type(controller)(**{f.name: getattr(controller, f.name) for f in dataclasses.fields(controller)})
+    for k, given in enumerate((controller, equal)):
+        assert_same(odekit.solve(problem, method, controller=given), first)
+        assert plan.runs == before + k + 1
+    other = dataclasses.replace(controller, h=0.01) if method == "rk4" else dataclasses.replace(controller,
+                                                                                              safety=0.5)
+    assert odekit.solve(problem, method, controller=other).stats != first.stats
+    assert plan.runs == before + 2
+
+
+class _Mine(odekit.PIController):
+    pass
+
+
+def test_a_solve_with_a_controller_of_another_class_is_set_up_each_time():
+    problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(3.0,))
+    first = fresh_solve(problem, "dp54", controller=_Mine())
+    for _ in range(integrator.RERUN_AFTER + 3):
+        assert_same(odekit.solve(problem, "dp54", controller=_Mine()), first)
+    assert not any(entry[0] is problem and entry[2] is not None for entry in integrator._STARTS.values())
+    assert not any(r is not None and r.problem is problem for r in rerun._RERUNS.values())
 
 
 def test_a_second_order_problem_is_solved_again_in_one_call_with_its_shape():

@@ -219,6 +219,13 @@ class MethodControl(_Adaptive):
         return ctrl
 
 
+def known_by_value(controller):
+    """Whether ``controller`` is None or one of odekit's own: frozen, its options numbers and strings, so that
+    two equal ones run alike.  A repeated solve may then be known by it, as by its other arguments, and run
+    by one compiled call (:mod:`odekit.rerun`); another class (a subclass may keep state) is set up anew."""
+    return controller is None or type(controller) in (FixedStep, PIController, StepDoubling, MethodControl)
+
+
 NEWTON_STYLES = ("lsode", "scipy")
 # SciPy's loosest stop (its choice at rtol 1e-3), at every tolerance.  LSODE's own is looser (about half the error
 # test): with 0.1, SciPy's fun_linear at rtol 1e-3 ended 3.9 tolerance units off, its classical BDF 2.3

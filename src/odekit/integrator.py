@@ -21,7 +21,7 @@ from . import backend as _backend, checks, diagnosis, runsetup, sparse as _spars
 from .checks import NO_LIMIT
 from .clock import FrameClock
 from .events import SAMPLES, records
-from .controllers import FixedStep
+from .controllers import FixedStep, known_by_value
 from .kernels import layout as L
 from .kernels.driver import forget
 from .kernels.interface import MethodData, RunState
@@ -253,7 +253,8 @@ class Integrator:
         were set up, reads ``y0`` afresh, and evaluates ``f`` there again,
         counted as before.  Only a start that nothing can
         have changed behind it is kept: compiled and not deferred, no events,
-        the controller from the options, scalar ``args`` and tolerances, at
+        the controller from the options or one of odekit's own (frozen:
+        :func:`odekit.controllers.known_by_value`), scalar ``args`` and tolerances, at
         most :data:`STARTS_SIZE` numbers in the work arrays; a problem whose
         attributes were reassigned since is set up anew.  ``often(start)``, if
         given, is called with the start kept each time it is copied from the
@@ -285,7 +286,7 @@ class Integrator:
         k, args = self._kernels, self.problem.args
         return (k.backend == "numba" and not k.reason and k.later is None and not self._events
                 and sum(a.size for a in self._scratch) <= STARTS_SIZE
-                and options.get("controller") is None and self.linear_solver is None
+                and known_by_value(options.get("controller")) and self.linear_solver is None
                 and all(type(a) in (float, int, bool, complex) for a in args))
 
     def _copy(self, evaluate=True):

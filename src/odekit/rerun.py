@@ -44,7 +44,7 @@ _RERUNS = {}        # key of solve()'s arguments (see key) -> its Rerun, or None
 
 
 def key(problem, method, t_eval, backend, linear_solver, h, rtol, atol, adaptive, save_every, max_steps,
-        event_samples, max_events):
+        event_samples, max_events, controller=None):
     """What a solve's plain arguments are known by (unhashable when one of them is: an array of tolerances):
     the numbers and flags kept with their types (``save_every=1.0``, which a first solve refuses, equals
     ``1``).  One flat tuple, the types written out: a nested one, with ``tuple(map(type, ...))``, took 0.9
@@ -53,8 +53,8 @@ def key(problem, method, t_eval, backend, linear_solver, h, rtol, atol, adaptive
         t_eval = ((t_eval.shape, t_eval.dtype.str, t_eval.tobytes()) if isinstance(t_eval, np.ndarray)
                   else tuple(t_eval) if isinstance(t_eval, (list, tuple)) else [])
     return (id(problem), method, t_eval, backend, linear_solver, h, rtol, atol, adaptive, save_every, max_steps,
-            event_samples, max_events, type(h), type(rtol), type(atol), type(adaptive), type(save_every),
-            type(max_steps), type(event_samples), type(max_events))
+            event_samples, max_events, controller, type(h), type(rtol), type(atol), type(adaptive),
+            type(save_every), type(max_steps), type(event_samples), type(max_events), type(controller))
 
 
 def rerun(solve_key, problem):

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import checks, rerun, sparse as _sparse
 from .backend import BACKENDS
-from .controllers import FixedStep
+from .controllers import FixedStep, known_by_value
 from .events import SAMPLES
 from .integrator import Integrator, _next_slice
 from .recording import check_t_eval, step_floor
@@ -141,14 +141,15 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     restores the run as it started, reads ``y0`` afresh, evaluates ``f``
     there and runs the loop (:mod:`odekit.rerun`), with the numbers of a
     first solve, bit for bit.  Not with ``progress``, ``events``, a
-    ``controller`` object, ``dense_output`` or arrays of tolerances.
+    controller of a class other than odekit's own, ``dense_output`` or
+    arrays of tolerances.
     """
     solve_key = None
-    if progress is None and events is None and controller is None and step_control is None and \
+    if progress is None and events is None and known_by_value(controller) and step_control is None and \
             dense_output is False:
         # solved again with the same arguments: one compiled call (see odekit.rerun)
         solve_key = rerun.key(problem, method, t_eval, backend, linear_solver, h, rtol, atol, adaptive, save_every,
-                              max_steps, event_samples, max_events)
+                              max_steps, event_samples, max_events, controller)
         sol = rerun.rerun(solve_key, problem)
         if sol is not None:
             return sol
