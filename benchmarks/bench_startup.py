@@ -103,6 +103,9 @@ def fixed_costs(odekit, backend, quick):
     short = _problem(odekit, "kepler").with_span((0.0, H))
     integ = odekit.Integrator(_problem(odekit, "kepler").with_span((0.0, 1e12)), "rk4", h=H, backend=backend)
     calls = {"dp54_solve": lambda: odekit.solve(short, "dp54", backend=backend),
+             # a controller made anew at each call, as a user writes it: known by its options
+             "dp54_controller_solve": lambda: odekit.solve(short, "dp54", controller=odekit.PIController(safety=0.8),
+                                                           backend=backend),
              "rk4_solve": lambda: odekit.solve(short, "rk4", h=H, backend=backend),
              "integrator_step": integ.step}
     calls.update(_numbalsoda_calls(short))
@@ -300,6 +303,7 @@ def print_fixed(report):
     common.print_table(("", "wall us", "CPU us"), [
         (label, f"{fixed[name + '_s'] * 1e6:.1f}", f"{fixed[name + '_cpu_s'] * 1e6:.1f}") for label, name in (
             ("odekit.solve(kepler over one step, 'dp54')", "dp54_solve"),
+            ("the same, controller=PIController(safety=0.8)", "dp54_controller_solve"),
             (f"odekit.solve(kepler over one step, 'rk4', h={H})", "rk4_solve"),
             (f"Integrator(kepler, 'rk4', h={H}).step()", "integrator_step"),
             ("numbalsoda dop853, the same span and tolerances", "numbalsoda_dop853"),
