@@ -6,13 +6,15 @@ of ``2 k2 y2`` came out 280 times too large, and radau5 without a Jacobian
 took 5.5 times the evaluations of the analytic run and ended 1e-3 off.
 """
 
+import numba
 import numpy as np
 import pytest
 from scipy import sparse
 
 import odekit
+import odekit.kernels.jit  # noqa: F401  (gives two_thirds_power its compiled loop)
 from odekit.kernels import layout
-from odekit.kernels.evaluation import differences
+from odekit.kernels.evaluation import CBRT_EPS, differences, increment
 from odekit.problems import robertson
 from odekit.sparse import SparseJacobian
 
@@ -104,3 +106,24 @@ def test_radau5_without_a_jacobian_reaches_the_reference_to_the_tolerance(refere
     sol = odekit.solve(without_jac(robertson(t_end=T_END)), "radau5", rtol=RTOL, atol=ATOL, backend="python")
     # within 10 rtol in the benchmark's error (RADAU5's increment: 1.2e-3, a thousand times rtol)
     assert error(sol.y[-1], reference) < 10 * RTOL
+
+
+@numba.njit(cache=False)
+def _central_increment_compiled(x):
+    return increment(x, True)
+
+
+def test_a_central_increment_is_eps_to_a_third_times_a_power_of_two_near_the_scale_to_two_thirds():
+    """Central differences step by eps^(1/3) |x|^(2/3), the power taken as a power of two (no call of pow):
+    within 2^(2/3) of the balance of truncation and rounding, from the floor of 1e-5 to 1e300, and the same
+    step compiled and in NumPy, for a number or elementwise."""
+    x = np.concatenate([-np.logspace(-12, 300, 700), np.logspace(-12, 300, 700), [0.0, 0.5, 1.0, 2.0]])
+    steps = increment(x, True)
+    exact = CBRT_EPS * np.maximum(1e-5, np.abs(x)) ** (2.0 / 3.0)
+    ratio = steps / exact
+    assert np.all(ratio >= 2.0 ** (-2 / 3) * (1 - 1e-12)) and np.all(ratio <= 2.0 ** (2 / 3) * (1 + 1e-12))
+    assert ratio.min() < 0.64 and ratio.max() > 1.57        # the bound is reached: a power of two, not the power
+    mantissa, _ = np.frexp(steps / CBRT_EPS)
+    assert np.all(mantissa == 0.5)
+    assert np.array_equal([_central_increment_compiled(v) for v in x], steps)
+    assert all(increment(v, True) == s for v, s in zip(x, steps))

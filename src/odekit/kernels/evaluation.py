@@ -10,6 +10,8 @@ acceleration of a second-order problem -- fills only the second half of row
 the kernel, so the user's function is never wrapped in Python to count it.
 """
 
+import math
+
 import numpy as np
 
 from . import compiled_as, jitable
@@ -265,6 +267,21 @@ def retake_jacobian(rhs, jac, args, ctrl, tol, t, W, y, f, have_f, J, ytmp, ftmp
     return code, have_f
 
 
+CBRT_EPS = float(np.cbrt(np.finfo(np.float64).eps))
+
+
+def _two_thirds_power_loop(x):
+    return math.ldexp(1.0, (4 * math.frexp(x)[1] + 1) // 6)
+
+
+@compiled_as(_two_thirds_power_loop)
+def two_thirds_power(x):
+    """``x^(2/3)`` for ``x > 0`` (or elementwise) as a power of two, within a factor ``2^(2/3)``: with ``x =
+    m 2^e``, ``1/2 <= m < 1``, ``(2/3) log2 x`` lies in ``[2 (e - 1)/3, 2 e/3)``, whose middle, a multiple
+    of 1/3, is rounded to the nearest integer, ``(4 e + 1) // 6``."""
+    return np.ldexp(1.0, (4 * np.frexp(x)[1] + 1) // 6)
+
+
 @jitable
 def increment(x, central):
     """The step of a finite difference at ``x`` (a number, or elementwise an array in NumPy).
@@ -272,14 +289,17 @@ def increment(x, central):
     Forward: Hairer & Wanner's RADAU5 ``sqrt(eps * max(1e-5, |x|))``.
     Central: ``eps^(1/3) * max(1e-5, |x|)^(2/3)``, balancing truncation
     (``delta^2``) against round-off (``eps / delta``) as the forward step does
-    for its own.  The steps in time, and the central ones in the state; a
-    forward one in the state takes :func:`state_increment`.
+    for its own; the power of 2/3 taken as a power of two
+    (:func:`two_thirds_power`: the balance is flat, and ``pow`` took 11 ns a
+    column against 7 -- rodas4 without a Jacobian on Robertson to 1e5 at
+    rtol 1e-3 19.4 -> 16.8 us, on HIRES at 1e-4 138 -> 129 us, the same
+    steps and errors).  The steps in time, and the central ones in the
+    state; a forward one in the state takes :func:`state_increment`.
     """
-    eps = np.finfo(np.float64).eps
     scale = np.maximum(1e-5, np.abs(x))
     if central:
-        return np.cbrt(eps) * scale ** (2.0 / 3.0)
-    return np.sqrt(eps * scale)
+        return CBRT_EPS * two_thirds_power(scale)
+    return np.sqrt(np.finfo(np.float64).eps * scale)
 
 
 @jitable
