@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import odekit.kernels.jit  # noqa: F401  (gives the primitives their compiled loops)
+from odekit.kernels import on_stack
 from odekit.kernels.primitives import (add_to_two, axpy, combine, copy_scaled, error_norm, lu_factor, lu_solve,
                                       matvec, scaled_less, scaled_norm, scaled_plus_matvec)
 from odekit.kernels.splitting import closing_kick, copy_velocity, drift, kick, kick_drift_into, kick_into
@@ -210,3 +211,36 @@ def test_the_compiled_lu_solve_solves_with_pivoting(n):
         assert _lu_compiled(M, piv, got, row)
         np.testing.assert_allclose(got[row], expected, rtol=1e-12, atol=1e-12 * np.max(np.abs(expected)))
         assert np.array_equal(np.delete(got, row, axis=0), np.delete(W, row, axis=0))
+
+
+@numba.njit(cache=False)
+def _scratch_sums(x, heap):
+    total = 0.0
+    for r in range(100):
+        s = np.empty(8) if heap else on_stack(8)
+        for k in range(8):
+            s[k] = x[k] * r
+        for k in range(8):
+            total += s[k]
+    return total
+
+
+def test_scratch_on_the_stack_holds_its_numbers_and_allocates_nothing():
+    """Compiled, ``on_stack`` is space in the caller's frame: a hundred scratch arrays in a loop hold what is
+    written into them and cost no allocation (the same loop with ``np.empty`` counts a hundred); in Python it
+    is an array of the size."""
+    from numba.core.runtime import _nrt_python, rtsys
+
+    x = np.arange(1.0, 9.0)
+    expected = float(np.sum(x)) * sum(range(100))
+    _nrt_python.memsys_enable_stats()
+    try:
+        allocations = {}
+        for heap in (False, True):
+            before = rtsys.get_allocation_stats().alloc
+            assert _scratch_sums(x, heap) == expected
+            allocations[heap] = rtsys.get_allocation_stats().alloc - before
+    finally:
+        _nrt_python.memsys_disable_stats()
+    assert allocations[True] - allocations[False] == 100
+    assert on_stack(5).shape == (5,) and on_stack(5).dtype == np.float64

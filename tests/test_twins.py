@@ -140,13 +140,18 @@ def test_the_twin_gives_the_same_states_bit_for_bit(case, monkeypatch):
         _same(twin, python)
 
 
-@pytest.mark.parametrize("bodies", [5, odekit.problems.orbits.PAIRS_BY_PARTNER, 101])
+@pytest.mark.parametrize("bodies", [1, 2, 5, 6, 9, odekit.problems.orbits.PAIRS_BY_PARTNER - 1,
+                                    odekit.problems.orbits.PAIRS_BY_PARTNER, 101])
 def test_the_nbody_forces_declared_twin_gives_its_numbers_bit_for_bit(bodies):
-    """Both of its loops: the pairs taken once, and every body's sum partner by partner."""
+    """Both of its loops: the pairs taken once (their 1 / r^3 eight at a time, the count padded: 0, 1, 10,
+    15, 36 pairs, and the most its stack space holds), and every body's sum partner by partner."""
     import numba
 
     from odekit.kernels import jit  # noqa: F401  (registers the kernels' helpers the twin calls)
 
+    orbits = odekit.problems.orbits
+    most = (orbits.PAIRS_BY_PARTNER - 1) * (orbits.PAIRS_BY_PARTNER - 2) // 2
+    assert most <= orbits.PAIRS_ON_STACK < most + 8 and orbits.PAIRS_ON_STACK % 8 == 0
     accel = odekit.problems.outer_solar_system().accel
     twin = numba.njit(error_model="numpy")(in_place_twin(accel, True, False))
     rng = np.random.default_rng(bodies)

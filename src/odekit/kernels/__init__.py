@@ -42,6 +42,8 @@ A loop compiles once and is then cached on disk (``bench_startup.py``
 measures each family's first compile).
 """
 
+import numpy as np
+
 JITABLE = []
 COMPILED_AS = []
 _registered = None   # once :mod:`.jit` is imported: registers a helper marked later (a user's family)
@@ -79,3 +81,16 @@ def borrowed(value):
     may be borrowed, and nothing borrowed may be returned or stored.
     """
     return value
+
+
+def on_stack(size):
+    """An uninitialised float array of ``size`` elements, scratch for one kernel call.
+
+    ``size`` must be an integer constant where it is called.  In plain
+    Python it is ``np.empty(size)``.  Compiled, the array lies in the stack
+    frame of the compiled function that calls ``on_stack`` -- no allocation
+    and no reference count, which for a few dozen numbers would cost as much
+    as the work done with them -- so, like a borrowed array, it must not be
+    returned or stored.
+    """
+    return np.empty(size)

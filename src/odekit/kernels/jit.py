@@ -2,7 +2,8 @@
 
 Importing this module registers every ``@jitable`` helper with Numba,
 swaps each ``@compiled_as`` primitive for its loop version inside compiled
-code, and gives :func:`~odekit.kernels.borrowed` its compiled meaning.
+code, and gives :func:`~odekit.kernels.borrowed` and :func:`~odekit.kernels.on_stack`
+their compiled meanings.
 
 The user's functions reach the kernels as *first-class functions*
 (``numba.types.FunctionType``): the family's loop receives the right-hand
@@ -51,8 +52,9 @@ from numba.core.typing.typeof import typeof_impl
 from numba.experimental import function_type, structref
 from numba.extending import intrinsic, overload, register_jitable
 from numba.misc.appdirs import AppDirs
+from numba.np.arrayobj import populate_array
 
-from . import COMPILED_AS, JITABLE, borrowed, packing
+from . import COMPILED_AS, JITABLE, borrowed, on_stack, packing
 from .. import families  # noqa: F401  (imports every family's stepper, so their decorators have run)
 from .. import kernels as kernels_package
 
@@ -110,6 +112,30 @@ def _borrowed(typingctx, value):
 @overload(borrowed, inline="always")
 def _overload_borrowed(value):
     return lambda value: _borrowed(value)
+
+
+@intrinsic
+def _on_stack(typingctx, size):
+    if not isinstance(size, types.IntegerLiteral):
+        return None
+
+    def codegen(context, builder, signature, args):
+        # alloca_once puts the space in the function's entry block: one frame slot, however often it runs
+        data = cgutils.alloca_once(builder, context.get_value_type(types.float64), size=size.literal_value)
+        array = context.make_array(signature.return_type)(context, builder)
+        intp = context.get_value_type(types.intp)
+        populate_array(array, data=data, shape=[intp(size.literal_value)], strides=[intp(8)], itemsize=intp(8),
+                       meminfo=None)
+        return array._getvalue()
+    return types.float64[::1](size), codegen
+
+
+@overload(on_stack, inline="always")       # in the caller's IR: the space must be in the caller's frame
+def _overload_on_stack(size):
+    if not isinstance(size, types.IntegerLiteral):
+        return None                         # Numba tries again with the literal
+    n = size.literal_value
+    return lambda size: _on_stack(n)
 
 
 # --- the on-disk cache, stamped with every source file of odekit ------------------------

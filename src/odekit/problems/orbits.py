@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from ..events import Event
-from ..kernels import jitable
+from ..kernels import jitable, on_stack
 from ..nbody import NBody
 from ..problem import SecondOrderProblem
 from ._checks import _number, _positive, _span_end
@@ -344,7 +344,7 @@ def _nbody_accel(t, x, v, gm):
     return a
 
 
-PAIRS_BY_PARTNER = 40       # bodies from which the in-place twin takes the vectorised loop
+PAIRS_BY_PARTNER = 40       # bodies from which the in-place twin sums partner by partner
 
 
 def _nbody_accel_in_place(W, dst, start, t, x, v, gm):
@@ -372,7 +372,11 @@ def _nbody_accel_in_place(W, dst, start, t, x, v, gm):
     40 bodies (32: 2.2 us taking the pairs once against 2.5; 48: 5.0
     against 4.5), and below, the pairs are taken once, as ``_nbody_accel``
     does (8 bodies 0.13 us against 0.41, the structure of arrays allocated
-    and copied for nothing).
+    and copied for nothing).  Since the pairs taken once compute their
+    ``1 / r^3`` eight at a time (:func:`_pairs_once`), they are the faster
+    up to about 75 bodies (2-core AMD EPYC: 39 bodies 2.1 us against 2.9,
+    64: 5.6 against 6.0, 100: 13.5 against 12.5); the switch stays at 40,
+    which keeps their stack space under 6 kB.
     """
     n = gm.shape[0]
     if W.shape[1] - start != 3 * n or x.shape[0] != 3 * n:
@@ -384,9 +388,24 @@ def _nbody_accel_in_place(W, dst, start, t, x, v, gm):
     return True
 
 
+PAIRS_ON_STACK = -(-(PAIRS_BY_PARTNER - 1) * (PAIRS_BY_PARTNER - 2) // 16) * 8   # the most pairs, padded to 8s
+
+
 @jitable
 def _pairs_once(W, dst, start, x, gm):
-    """``_nbody_accel``'s loop over the pairs ``i < j``, into ``W[dst, start:]``.
+    """``_nbody_accel``'s loop over the pairs ``i < j``, into ``W[dst, start:]``, with each pair's ``1 / r^3``
+    computed first, all pairs at once.
+
+    A pair's ``1 / r^3`` takes a square root and a division, which share the
+    divider; taken pair by pair, as ``_nbody_accel`` does, they bound the
+    force.  Here a first pass stores every pair's ``r^2`` in order on the
+    stack (:func:`~odekit.kernels.on_stack`), a loop that LLVM vectorises
+    turns them into ``1 / r^3`` eight at a time (the count padded with
+    ones), and the second pass adds up the terms as ``_nbody_accel`` does,
+    recomputing the differences (cheaper than storing them): the same
+    numbers bit for bit.  Compiled, alone in a loop on a 2-core AMD EPYC
+    (AVX-512): the force of six bodies 63 ns instead of 79 pair by pair;
+    storing the differences as well, on the heap, 69.
 
     Written twice, here and in ``_nbody_accel``: a zoo function compiles on
     its own (``numba.njit(accel)``, as a user would), so it calls no helper.
@@ -395,12 +414,31 @@ def _pairs_once(W, dst, start, x, gm):
     itself, not a view of it (a reference count in and out): compiled, on a
     shared 2-core machine, the force of 6 bodies took 76 ns instead of 117.
     """
-    one, two, three = np.uint64(1), np.uint64(2), np.uint64(3)
+    one, two, three, eight = np.uint64(1), np.uint64(2), np.uint64(3), np.uint64(8)
     n = np.uint64(gm.shape[0])
+    s = on_stack(PAIRS_ON_STACK)
+    m = np.uint64(0)
+    for i in range(np.uint64(0), n):
+        p = three * i
+        xi0, xi1, xi2 = x[p], x[p + one], x[p + two]
+        for j in range(i + one, n):
+            q = three * j
+            d0 = x[q] - xi0
+            d1 = x[q + one] - xi1
+            d2 = x[q + two] - xi2
+            s[m] = d0 * d0 + d1 * d1 + d2 * d2
+            m += one
+    full = (m + eight - one) // eight * eight
+    for k in range(m, full):
+        s[k] = 1.0
+    for k in range(np.uint64(0), full):
+        r2 = s[k]
+        s[k] = 1.0 / (r2 * math.sqrt(r2))
     a = W[dst]
     o = np.uint64(start)
     for k in range(o, o + three * n):
         a[k] = 0.0
+    m = np.uint64(0)
     for i in range(np.uint64(0), n):
         p = three * i
         xi0, xi1, xi2, gmi = x[p], x[p + one], x[p + two], gm[i]
@@ -410,10 +448,9 @@ def _pairs_once(W, dst, start, x, gm):
             d0 = x[q] - xi0
             d1 = x[q + one] - xi1
             d2 = x[q + two] - xi2
-            r2 = d0 * d0 + d1 * d1 + d2 * d2
-            s = 1.0 / (r2 * math.sqrt(r2))
-            sj = gm[j] * s
-            si = gmi * s
+            sj = gm[j] * s[m]
+            si = gmi * s[m]
+            m += one
             ai0 += sj * d0
             ai1 += sj * d1
             ai2 += sj * d2
