@@ -107,6 +107,8 @@ def fixed_costs(odekit, backend, quick):
              "dp54_controller_solve": lambda: odekit.solve(short, "dp54", controller=odekit.PIController(safety=0.8),
                                                            backend=backend),
              "rk4_solve": lambda: odekit.solve(short, "rk4", h=H, backend=backend),
+             # the same solve made once, each call returning (t, y)
+             "dp54_prepared_solve": odekit.prepare(short, "dp54", backend=backend),
              "integrator_step": integ.step}
     calls.update(_numbalsoda_calls(short))
     result = {"backend": integ.backend, "repeats": wall.repeats}
@@ -305,6 +307,7 @@ def print_fixed(report):
             ("odekit.solve(kepler over one step, 'dp54')", "dp54_solve"),
             ("the same, controller=PIController(safety=0.8)", "dp54_controller_solve"),
             (f"odekit.solve(kepler over one step, 'rk4', h={H})", "rk4_solve"),
+            ("odekit.prepare(kepler over one step, 'dp54'), called", "dp54_prepared_solve"),
             (f"Integrator(kepler, 'rk4', h={H}).step()", "integrator_step"),
             ("numbalsoda dop853, the same span and tolerances", "numbalsoda_dop853"),
             ("numbalsoda lsoda, the same span and tolerances", "numbalsoda_lsoda")) if name + "_s" in fixed])
@@ -331,7 +334,7 @@ def print_fixed(report):
     if "numbalsoda_dop853_s" in fixed:
         common.print_ratios("time of numbalsoda's call / time of odekit.solve over one step of Kepler", {
             f"numbalsoda {peer} / odekit {ours}": fixed[f"numbalsoda_{peer}_s"] / fixed[f"{ours}_solve_s"]
-            for peer in ("dop853", "lsoda") for ours in ("dp54", "rk4")})
+            for peer in ("dop853", "lsoda") for ours in ("dp54", "rk4", "dp54_prepared")})
     else:
         print("  numbalsoda skipped: it is not installed (the peers extra)")
 

@@ -373,3 +373,63 @@ def test_solves_that_differ_in_what_they_keep_each_get_their_call_and_a_large_ou
     assert [k for k, r in rerun._RERUNS.items() if k[0] == id(long)] and \
         all(r is None for k, r in rerun._RERUNS.items() if k[0] == id(long))
     assert_same(odekit.solve(long, "rk4", h=0.001), first)
+
+
+# --- odekit.prepare: the one compiled call, returning (t, y) ------------------------------
+
+@pytest.mark.parametrize("method,options", [("dp54", dict()), ("dop853", dict(rtol=1e-8, t_eval=[0.5, 1.0])),
+                                            ("rk4", dict(h=0.01)), ("rodas4", dict(rtol=1e-6, atol=1e-10))])
+def test_a_prepared_solve_returns_a_first_solves_numbers_in_one_compiled_call(method, options):
+    problem = odekit.problems.van_der_pol(mu=5.0, t_end=1.0)
+    first = fresh_solve(problem, method, **options)
+    run = odekit.prepare(problem, method, **options)
+    made = run._rerun
+    assert made is not None and "one compiled call" in repr(run)
+    for calls in range(1, 3):
+        t, y = run()
+        np.testing.assert_array_equal(t, first.t)
+        np.testing.assert_array_equal(y, first.y)
+        assert made.runs == calls                       # each call ran the compiled call, not solve()
+
+
+def test_a_prepared_solve_reads_the_state_written_in_place_and_keeps_the_shape_of_second_order_states():
+    problem = odekit.problems.kepler(e=0.5, orbits=0.1)
+    run = odekit.prepare(problem, "dp54")
+    rows = set()
+    for x0, v0 in (([0.4, 0.1], [0.0, 1.9]), ([0.9, 0.0], [0.0, 1.1])):   # the second orbit takes other steps
+        problem.x0[:], problem.v0[:] = x0, v0
+        t, y = run()
+        other = odekit.problems.kepler(e=0.5, orbits=0.1)
+        other.x0[:], other.v0[:] = x0, v0
+        expected = fresh_solve(other, "dp54")
+        assert y.shape == expected.y.shape and y.shape[1:] == (2, 2)
+        np.testing.assert_array_equal(t, expected.t)
+        np.testing.assert_array_equal(y, expected.y)
+        rows.add(t.size)
+    assert len(rows) == 2
+
+
+def test_a_prepared_solve_that_fails_raises_with_what_it_computed():
+    short = odekit.ODEProblem(_decay, (0.0, 10.0), [1.0], args=(1.0,))
+    first = fresh_solve(short, "dp54", max_steps=5)
+    run = odekit.prepare(short, "dp54", max_steps=5)
+    for _ in range(2):
+        with pytest.raises(odekit.IntegrationError, match="max_steps|steps") as failed:
+            run()
+        assert failed.value.status == odekit.Status.MAX_STEPS == first.status
+        np.testing.assert_array_equal(failed.value.t, first.t)
+        np.testing.assert_array_equal(failed.value.y, first.y)
+
+
+def test_a_prepared_solve_checks_its_arguments_as_solve_does_and_runs_solve_where_one_call_cannot():
+    problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(0.5,))
+    with pytest.raises(ValueError, match="rtol"):
+        odekit.prepare(problem, "dp54", rtol=-1.0)
+    with pytest.raises((TypeError, ValueError), match="save_every"):
+        odekit.prepare(problem, "dp54", save_every=2.0)
+    run = odekit.prepare(problem, "dp54", backend="python")         # no compiled call: solve() each time
+    assert run._rerun is None and "solve() each call" in repr(run)
+    t, y = run()
+    expected = fresh_solve(problem, "dp54", backend="python")
+    np.testing.assert_array_equal(t, expected.t)
+    np.testing.assert_array_equal(y, expected.y)

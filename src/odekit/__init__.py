@@ -31,7 +31,7 @@ from .reversible import ReversibleSteps, distance_control
 from .backend import BackendFallbackWarning, CompilationNotice
 from .theory.stiffness import StiffnessWarning
 from .solution import Solution, Stats, Status
-from .solve import solve, solve_ivp
+from .solve import prepare, solve, solve_ivp
 from .ensemble import EnsembleSolution, ensemble
 from .shootout import ShootoutResult, shootout  # the function shadows the module's name, as solve does
 from .splitting import SplittingScheme
@@ -46,5 +46,5 @@ __all__ = [
     "SecondOrderProblem", "Solution",
     "ShootoutResult", "SplittingScheme", "Stats", "Status", "StepDoubling", "StiffnessWarning", "System",
     "analysis", "distance_control", "ensemble", "method",
-    "methods", "problems", "register", "register_family", "shootout", "solve", "solve_ivp",
+    "methods", "prepare", "problems", "register", "register_family", "shootout", "solve", "solve_ivp",
 ]

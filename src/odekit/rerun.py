@@ -178,6 +178,32 @@ class Rerun:
         return Solution(problem, self.method, t, y if self.shape is None else y.reshape(self.shape), stats,
                         _SUCCESS, self.message, "numba")
 
+    def arrays(self, problem):
+        """``(t, y)`` of a run on ``problem`` that simply succeeds, as its Solution would hold them (see
+        :func:`odekit.prepare`); None for any other run, which the caller then solves as a first solve does
+        (it runs again: a failure, a warning or a stiffness note is rare and costs more than its run)."""
+        if problem is not self.problem or self.warning or not same_attributes(problem, self.attributes):
+            return None
+        taken, self._lane = self._lane or self._new_lane(), None    # (Ctrl-C: the next call makes a new lane)
+        size = self.size
+        t, y = np.empty(size[0]), np.empty(size, dtype=self.dtype)
+        try:
+            code, rows, _, _, _, accepted, _, ratio = taken[0](t, y, True)
+        except KeyboardInterrupt:          # raises Interrupted with what the call computed, as solve() does
+            self._handed_on(*taken[1:], L.INTERRUPTED)
+        except Exception:                  # noqa: BLE001 - the user's f raised: a first solve's way says how
+            self._lane = taken
+            return None
+        self._lane = taken
+        if code or self._noted(accepted, taken[2], ratio):
+            return None
+        if rows != size[0]:                # the output written into arrays of its size; the next made so
+            self.size = size = (rows, y.shape[1])
+            t, y = np.empty(rows), np.empty(size, dtype=self.dtype)
+            taken[0](t, y, False)
+        self.runs += 1
+        return t, y if self.shape is None else y.reshape(self.shape)
+
     def _otherwise(self, problem, taken, code, rows, t, y, stats, ratio):
         """:meth:`solve`'s Solution after a call that did not simply succeed (returned ``code``, not 0), whose
         output has another number of ``rows`` than ``t`` and ``y``, or that warns or may say that the run

@@ -11,7 +11,7 @@ from . import checks, rerun, sparse as _sparse
 from .backend import BACKENDS
 from .controllers import FixedStep, known_by_value
 from .events import SAMPLES
-from .integrator import Integrator, _next_slice
+from .integrator import IntegrationError, Integrator, _next_slice
 from .recording import check_t_eval, step_floor
 from .runsetup import controller as _controller, events as _events, step_size as _step_size
 from .kernels.layout import INTERRUPTED, IST_SIZE, PAUSED
@@ -175,6 +175,79 @@ def solve(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None
     often = None if solve_key is None else functools.partial(rerun.keep, solve_key, t_eval=t_eval,
                                                              save_every=save_every)
     return _Run._started(problem, method, options, often)._solve(t_eval, dense_output, save_every)
+
+
+def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=None, controller=None, t_eval=None,
+            save_every=1, max_steps=None, backend="auto", linear_solver="auto"):
+    """A solve of ``problem`` with ``method`` made once, as a call that returns ``(t, y)``.
+
+    For a program that solves one small problem thousands of times -- an
+    optimizer, a fit, a controller's model -- and wants only the numbers:
+    each call solves from the problem's state as it is then (write new
+    initial values into ``problem.y0``, or ``x0`` and ``v0``, in place, and
+    new parameters into an array of ``args``), and returns what
+    :func:`solve` would hold in ``Solution.t`` and ``Solution.y``, bit for
+    bit.  A compiled run that simply succeeds is one call of compiled code
+    with no :class:`Solution` made around it: over a few steps of a small
+    system about half of what :func:`solve` takes (see
+    benchmarks/README.md, *A small solve*).
+
+    Parameters
+    ----------
+    problem, method, h, rtol, atol, adaptive, controller, t_eval, save_every, max_steps, backend, linear_solver
+        As for :func:`solve`, and checked as it checks them: ``prepare``
+        solves once.
+
+    Returns
+    -------
+    Prepared
+        ``run()`` returns ``(t, y)``.  A run that fails raises
+        :class:`IntegrationError` (its ``status`` and message, and in ``t``
+        and ``y`` what was computed before the failure); Ctrl-C raises
+        :class:`Interrupted`, as :func:`solve` does (its ``solution`` holds
+        what was computed).
+
+    Notes
+    -----
+    The one-call path needs what :func:`solve`'s repeated solves need (the
+    compiled backend, odekit's controllers, scalar tolerances, numbers for
+    ``args``, a small system); otherwise, and for a run that warns, notes
+    stiffness or fails, a call solves as :func:`solve` does.
+    """
+    options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, t_eval=t_eval,
+                   save_every=save_every, max_steps=max_steps, backend=backend, linear_solver=linear_solver)
+    solve(problem, method, **options)                       # every argument checked, as solve() checks it
+    return Prepared(problem, method, options)
+
+
+class Prepared:
+    """A solve made once and run by each call; see :func:`prepare`."""
+
+    def __init__(self, problem, method, options):
+        self.problem, self.method, self._options = problem, method, options
+        run = {name: value for name, value in options.items() if name not in ("t_eval", "save_every")}
+        run = run_options(problem, **run)
+        start = Integrator(problem, method, **run)             # compiled now, not at the first call
+        self._rerun = (rerun.Rerun.made(start, options["t_eval"], checks.count("save_every", options["save_every"]))
+                       if start._keepable(run) else None)
+
+    def __call__(self):
+        """``(t, y)`` of a solve from the problem's state now, as :func:`solve`'s Solution would hold them."""
+        made = self._rerun
+        got = None if made is None else made.arrays(self.problem)
+        if got is not None:
+            return got
+        sol = solve(self.problem, self.method, **self._options)
+        if not sol.success:
+            error = IntegrationError(sol.status, sol.message)
+            error.t, error.y = sol.t, sol.y
+            raise error
+        return sol.t, sol.y
+
+    def __repr__(self):
+        fast = "one compiled call" if self._rerun is not None else "solve() each call"
+        name = getattr(self.problem, "name", None) or type(self.problem).__name__
+        return f"Prepared({name}, {self.method!r}: {fast})"
 
 
 def _reversible(problem, method, step_control, h, max_steps, save_every, backend, others):
