@@ -433,3 +433,24 @@ def test_a_prepared_solve_checks_its_arguments_as_solve_does_and_runs_solve_wher
     expected = fresh_solve(problem, "dp54", backend="python")
     np.testing.assert_array_equal(t, expected.t)
     np.testing.assert_array_equal(y, expected.y)
+
+
+def test_a_ctrl_c_during_a_prepared_call_raises_interrupted_with_what_it_computed():
+    problem = odekit.problems.lorenz(t_end=30.0)
+    first = fresh_solve(problem, "dp54", rtol=1e-9)
+    run = odekit.prepare(problem, "dp54", rtol=1e-9)
+    made = run._rerun
+    call, records, lane = made._lane or made._new_lane()
+
+    def pressed(*arguments):       # Python raises a Ctrl-C as the compiled call returns
+        call(*arguments)
+        raise KeyboardInterrupt
+    made._lane = (pressed, records, lane)
+    with pytest.raises(odekit.Interrupted) as stop:
+        run()
+    part = stop.value.solution
+    assert part.status == odekit.Status.INTERRUPTED and 1 < part.t.size < first.t.size
+    np.testing.assert_array_equal(part.y, first.y[:part.t.size])
+    t, y = run()                   # the next call runs on a lane of its own, to the end
+    np.testing.assert_array_equal(y, first.y)
+

@@ -189,8 +189,9 @@ class Rerun:
         t, y = np.empty(size[0]), np.empty(size, dtype=self.dtype)
         try:
             code, rows, _, _, _, accepted, _, ratio = taken[0](t, y, True)
-        except KeyboardInterrupt:          # raises Interrupted with what the call computed, as solve() does
+        except KeyboardInterrupt:          # Interrupted, with what the call computed, as solve() raises it
             self._handed_on(*taken[1:], L.INTERRUPTED)
+            raise
         except Exception:                  # noqa: BLE001 - the user's f raised: a first solve's way says how
             self._lane = taken
             return None
