@@ -454,3 +454,22 @@ def test_a_ctrl_c_during_a_prepared_call_raises_interrupted_with_what_it_compute
     t, y = run()                   # the next call runs on a lane of its own, to the end
     np.testing.assert_array_equal(y, first.y)
 
+
+
+def test_a_prepared_solve_given_y0_starts_there_in_either_shape_and_refuses_another_with_a_clear_error():
+    problem = odekit.problems.kepler(e=0.5, orbits=0.1)
+    run = odekit.prepare(problem, "dp54")
+    other = odekit.problems.kepler(e=0.5, orbits=0.1)
+    other.x0[:], other.v0[:] = [0.4, 0.1], [0.0, 1.9]
+    expected = fresh_solve(other, "dp54")
+    for y0 in ([[0.4, 0.1], [0.0, 1.9]], np.array([0.4, 0.1, 0.0, 1.9])):       # one state, or flat
+        problem.x0[:], problem.v0[:] = [0.5, 0.0], [0.0, 1.7]
+        t, y = run(y0)
+        np.testing.assert_array_equal(t, expected.t)
+        np.testing.assert_array_equal(y, expected.y)
+        np.testing.assert_array_equal(problem.x0, [0.4, 0.1])                  # written into the problem
+    with pytest.raises(ValueError, match=r"y0 must be one state of the problem, shaped \(2, 2\).*\(3,\)"):
+        run([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"y0 must be finite; its entry 2 \(flat\) is nan"):
+        run([0.4, 0.1, np.nan, 1.9])
+    np.testing.assert_array_equal(problem.v0, [0.0, 1.9])                      # a refused y0 writes nothing

@@ -11,7 +11,7 @@ from . import checks, rerun, sparse as _sparse
 from .backend import BACKENDS
 from .controllers import FixedStep, known_by_value
 from .events import SAMPLES
-from .integrator import IntegrationError, Integrator, _next_slice
+from .integrator import IntegrationError, Integrator, _next_slice, attributes, same_attributes
 from .recording import check_t_eval, step_floor
 from .runsetup import controller as _controller, events as _events, step_size as _step_size
 from .kernels.layout import INTERRUPTED, IST_SIZE, PAUSED
@@ -183,10 +183,10 @@ def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=No
 
     For a program that solves one small problem thousands of times -- an
     optimizer, a fit, a controller's model -- and wants only the numbers:
-    each call solves from the problem's state as it is then (write new
-    initial values into ``problem.y0``, or ``x0`` and ``v0``, in place) and
-    returns what :func:`solve` would hold in ``Solution.t`` and
-    ``Solution.y``, bit for bit.  A compiled run that simply succeeds is one
+    each call, ``run()`` or ``run(y0)``, solves from the problem's state as
+    it is then (``run(y0)`` writes ``y0`` into ``problem.y0``, or ``x0`` and
+    ``v0``, in place first) and returns what :func:`solve` would hold in
+    ``Solution.t`` and ``Solution.y``, bit for bit.  A compiled run that simply succeeds is one
     call of compiled code with no :class:`Solution` made around it: over
     three steps of Kepler's orbit 3.3 us against :func:`solve`'s 4.6 (see
     benchmarks/README.md, *A small solve*).
@@ -232,8 +232,17 @@ class Prepared:
         self._rerun = (rerun.Rerun.made(start, options["t_eval"], checks.count("save_every", options["save_every"]))
                        if start._keepable(run) else None)
 
-    def __call__(self):
-        """``(t, y)`` of a solve from the problem's state now, as :func:`solve`'s Solution would hold them."""
+    def __call__(self, y0=None):
+        """``(t, y)`` of a solve from ``y0``, written into the problem's state first, or from the problem's
+        state as it is; as :func:`solve`'s Solution would hold them.
+
+        ``y0`` has the shape of one state (``Solution.y[0]``: ``(2, *x0.shape)``
+        for a second-order problem) or is that state flat.  Checking and
+        writing it adds about 2 us to a call; a program that writes the
+        problem's arrays itself does not pay that.
+        """
+        if y0 is not None:
+            self._write(y0)
         made = self._rerun
         got = None if made is None else made.arrays(self.problem)
         if got is not None:
@@ -244,6 +253,34 @@ class Prepared:
             error.t, error.y = sol.t, sol.y
             raise error
         return sol.t, sol.y
+
+    _layout = (None, None)      # (the problem's attributes, and its state arrays, state shape and size)
+
+    def _write(self, y0):
+        """``y0`` into the problem's own state arrays, in place (as a user may write them)."""
+        edit, layout = self._layout
+        if edit is None or not same_attributes(self.problem, edit):      # (computed each call: 0.4 us)
+            arrays = self.problem.state_arrays()
+            size = sum(a.size for a in arrays)
+            layout = arrays, self.problem.unflatten(np.empty((1, size)))[0].shape, size
+            self._layout = attributes(self.problem), layout
+        arrays, state, size = layout
+        value = y0 if type(y0) is np.ndarray else np.asarray(y0)
+        if (value.shape != state and value.shape != (size,)) or value.dtype.kind not in "fiu":
+            raise ValueError(f"y0 must be one state of the problem, shaped {state} as Solution.y[0] or its "
+                             f"{size} numbers flat; got {value.dtype} of shape {value.shape}")
+        flat = value.reshape(size)
+        # (for a few numbers math.isfinite on a list takes 0.3 us, NumPy's isfinite and all 1.25)
+        if not (all(map(math.isfinite, flat.tolist())) if size <= 64 else np.isfinite(flat).all()):
+            bad = np.flatnonzero(~np.isfinite(flat))
+            raise ValueError(f"y0 must be finite; its entry {int(bad[0])} (flat) is {flat[bad[0]]}")
+        k = 0
+        for a in arrays:
+            if a.ndim == 1:
+                a[:] = flat[k:k + a.size]
+            else:
+                a[...] = flat[k:k + a.size].reshape(a.shape)
+            k += a.size
 
     def __repr__(self):
         fast = "one compiled call" if self._rerun is not None else "solve() each call"
