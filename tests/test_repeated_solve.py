@@ -473,3 +473,15 @@ def test_a_prepared_solve_given_y0_starts_there_in_either_shape_and_refuses_anot
     with pytest.raises(ValueError, match=r"y0 must be finite; its entry 2 \(flat\) is nan"):
         run([0.4, 0.1, np.nan, 1.9])
     np.testing.assert_array_equal(problem.v0, [0.0, 1.9])                      # a refused y0 writes nothing
+
+
+def test_a_prepared_solve_of_a_problem_whose_attribute_was_reassigned_solves_it_as_it_is_now():
+    problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(0.5,))
+    run = odekit.prepare(problem, "dp54")
+    runs = run._rerun.runs
+    problem.args = (2.0,)                                 # the compiled call's args are the old ones
+    t, y = run()
+    expected = fresh_solve(odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(2.0,)), "dp54")
+    np.testing.assert_array_equal(y, expected.y)
+    np.testing.assert_array_equal(t, expected.t)
+    assert run._rerun.runs == runs                        # solved by solve(), not by the stale call

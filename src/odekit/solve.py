@@ -210,10 +210,11 @@ def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=No
     -----
     The one-call path needs what :func:`solve`'s repeated solves need (the
     compiled backend, odekit's controllers, scalar tolerances, numbers for
-    ``args``, a small system); otherwise, and for a run that warns, notes
-    stiffness, fails or goes on past its loop's first slice (thousands of
-    steps, where a call's fixed cost no longer shows), a call solves as
-    :func:`solve` does.
+    ``args``, a small system, and a problem whose attributes are not
+    reassigned after ``prepare`` -- arrays written in place are read at each
+    call); otherwise, and for a run that warns, notes stiffness, fails or
+    goes on past its loop's first slice (thousands of steps, where a call's
+    fixed cost no longer shows), a call solves as :func:`solve` does.
     """
     options = dict(h=h, rtol=rtol, atol=atol, adaptive=adaptive, controller=controller, t_eval=t_eval,
                    save_every=save_every, max_steps=max_steps, backend=backend, linear_solver=linear_solver)
