@@ -186,10 +186,10 @@ def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=No
     each call, ``run()`` or ``run(y0)``, solves from the problem's state as
     it is then (``run(y0)`` writes ``y0`` into ``problem.y0``, or ``x0`` and
     ``v0``, in place first) and returns what :func:`solve` would hold in
-    ``Solution.t`` and ``Solution.y``, bit for bit.  A compiled run that simply succeeds is one
-    call of compiled code with no :class:`Solution` made around it: over
-    three steps of Kepler's orbit 3.3 us against :func:`solve`'s 4.6 (see
-    benchmarks/README.md, *A small solve*).
+    ``Solution.t`` and ``Solution.y``, bit for bit.  A compiled run that
+    simply succeeds is one call of compiled code with no :class:`Solution`
+    made around it: over three steps of Kepler's orbit 3.3 us against
+    :func:`solve`'s 4.6 (see benchmarks/README.md, *A small solve*).
 
     Parameters
     ----------
@@ -260,19 +260,21 @@ class Prepared:
     def _write(self, y0):
         """``y0`` into the problem's own state arrays, in place (as a user may write them)."""
         edit, layout = self._layout
-        if edit is None or not same_attributes(self.problem, edit):      # (computed each call: 0.4 us)
+        if edit is None or not same_attributes(self.problem, edit):   # (made at each call: 0.4 of 1.9 us)
             arrays = self.problem.state_arrays()
             size = sum(a.size for a in arrays)
             layout = arrays, self.problem.unflatten(np.empty((1, size)))[0].shape, size
             self._layout = attributes(self.problem), layout
         arrays, state, size = layout
         value = y0 if type(y0) is np.ndarray else np.asarray(y0)
-        if (value.shape != state and value.shape != (size,)) or value.dtype.kind not in "fiu":
+        if (value.shape != state and value.shape != (size,)) or not np.can_cast(value.dtype, arrays[0].dtype,
+                                                                              "same_kind"):
             raise ValueError(f"y0 must be one state of the problem, shaped {state} as Solution.y[0] or its "
-                             f"{size} numbers flat; got {value.dtype} of shape {value.shape}")
+                             f"{size} numbers flat, of {arrays[0].dtype}; got {value.dtype} of shape {value.shape}")
         flat = value.reshape(size)
-        # (for a few numbers math.isfinite on a list takes 0.3 us, NumPy's isfinite and all 1.25)
-        if not (all(map(math.isfinite, flat.tolist())) if size <= 64 else np.isfinite(flat).all()):
+        # (for a few real numbers math.isfinite on a list takes 0.3 us, NumPy's isfinite and all 1.25)
+        if not (all(map(math.isfinite, flat.tolist())) if size <= 64 and flat.dtype.kind != "c"
+                else np.isfinite(flat).all()):
             bad = np.flatnonzero(~np.isfinite(flat))
             raise ValueError(f"y0 must be finite; its entry {int(bad[0])} (flat) is {flat[bad[0]]}")
         k = 0
