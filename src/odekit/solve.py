@@ -267,10 +267,11 @@ class Prepared:
             self._layout = attributes(self.problem), layout
         arrays, state, size = layout
         value = y0 if type(y0) is np.ndarray else np.asarray(y0)
-        if (value.shape != state and value.shape != (size,)) or not np.can_cast(value.dtype, arrays[0].dtype,
-                                                                              "same_kind"):
+        dtype = arrays[0].dtype
+        if (value.shape != state and value.shape != (size,)) or (value.dtype is not dtype and
+                                                                  not np.can_cast(value.dtype, dtype, "same_kind")):
             raise ValueError(f"y0 must be one state of the problem, shaped {state} as Solution.y[0] or its "
-                             f"{size} numbers flat, of {arrays[0].dtype}; got {value.dtype} of shape {value.shape}")
+                             f"{size} numbers flat, of {dtype}; got {value.dtype} of shape {value.shape}")
         flat = value.reshape(size)
         # (for a few real numbers math.isfinite on a list takes 0.3 us, NumPy's isfinite and all 1.25)
         if not (all(map(math.isfinite, flat.tolist())) if size <= 64 and flat.dtype.kind != "c"
