@@ -485,3 +485,39 @@ def test_a_prepared_solve_of_a_problem_whose_attribute_was_reassigned_solves_it_
     np.testing.assert_array_equal(y, expected.y)
     np.testing.assert_array_equal(t, expected.t)
     assert run._rerun.runs == runs                        # solved by solve(), not by the stale call
+
+
+def _decay_to(t, y, k, c):
+    return -k * y + c
+
+
+def test_a_prepared_solve_given_args_runs_them_in_one_compiled_call_as_the_problems_own():
+    problem = odekit.ODEProblem(_decay_to, (0.0, 1.0), [1.0, 2.0], args=(0.5, 1))
+    run = odekit.prepare(problem, "dp54")
+    for k, c in ((2.0, 3), (0.25, -1), (2, 3)):           # an int for a float arg stands for that float
+        t, y = run(args=(k, c))
+        assert problem.args == (float(k), c) and type(problem.args[0]) is float and type(problem.args[1]) is int
+        expected = fresh_solve(odekit.ODEProblem(_decay_to, (0.0, 1.0), [1.0, 2.0], args=(float(k), c)), "dp54")
+        np.testing.assert_array_equal(t, expected.t)
+        np.testing.assert_array_equal(y, expected.y)
+    made = run._rerun
+    assert made.args_in is not None and made.runs == 3          # each call ran the call reading args from arrays
+    t, y = run()                                                # the last args, without giving them again
+    np.testing.assert_array_equal(y, expected.y)
+    assert made.runs == 4
+
+
+def test_a_prepared_solve_refuses_args_of_another_count_or_kind_and_solves_a_problem_changed_besides():
+    problem = odekit.ODEProblem(_decay_to, (0.0, 1.0), [1.0, 2.0], args=(0.5, 1))
+    run = odekit.prepare(problem, "dp54")
+    for bad in ((1.0,), (1.0, 2.5), ("a", 1), (True, 1), 3.0):
+        with pytest.raises(ValueError, match=r"args must be 2 numbers of the kinds of the problem's args "
+                                             r"\(float, int\)"):
+            run(args=bad)
+    assert problem.args == (0.5, 1)                              # a refused args assigns nothing
+    run(args=(2.0, 0))
+    problem.t_span = (0.0, 0.5)                                  # changed besides: solve() runs it as it is
+    t, y = run(args=(1.0, 0))
+    expected = fresh_solve(odekit.ODEProblem(_decay_to, (0.0, 0.5), [1.0, 2.0], args=(1.0, 0)), "dp54")
+    np.testing.assert_array_equal(t, expected.t)
+    np.testing.assert_array_equal(y, expected.y)

@@ -92,8 +92,11 @@ class Rerun:
     """A start of :func:`odekit.solve` and the compiled call that runs it again; see the module's docstring."""
 
     @classmethod
-    def made(cls, start, t_eval, save_every):
-        """A Rerun of ``start``, or None when its output would not be small or its loop not compiled."""
+    def made(cls, start, t_eval, save_every, args_in_arrays=False):
+        """A Rerun of ``start``, or None when its output would not be small or its loop not compiled.
+
+        With ``args_in_arrays`` the call reads the problem's args from arrays of one entry each,
+        ``self.args_in``, which :func:`odekit.prepare` writes new args into (a compiled call of its own)."""
         start = start._copy(evaluate=False)              # its arrays, written below, are the Rerun's own
         recorder = Recorder(start, t_eval, False, save_every)
         k = start._kernels
@@ -101,11 +104,12 @@ class Rerun:
             return None
         if any(not (a.flags.c_contiguous and a.dtype == start._y.dtype) for a in start.problem.state_arrays()):
             return None                  # (assigned so since the problem was made: a flat view would be a copy)
-        return cls(start, recorder)
+        return cls(start, recorder, args_in_arrays)
 
-    def __init__(self, start, recorder):
+    def __init__(self, start, recorder, args_in_arrays=False):
         self.start, self.recorder, self.method = start, recorder, start.method
         problem = self.problem = start.problem
+        self.args_in = tuple(np.array([a]) for a in problem.args) if args_in_arrays else None
         self.attributes = attributes(problem)
         t1 = problem.t_span[1]
         self.message = f"The solver reached t_end={t1:.6g}."
@@ -122,7 +126,8 @@ class Rerun:
         self.stiffness = not (start.method.implicit or isinstance(start.controller, FixedStep))
         # the call bounds the stiffness of a run that may be noted, where the bound applies (see _noted)
         force_only = problem.second_order and start.method.second_order_only
-        self.bound_after = STARVING_STEPS if self.stiffness and bound_applies(start._y.size, force_only) else NEVER
+        self.bound_after = (STARVING_STEPS if self.stiffness and bound_applies(start._y.size, force_only)
+                            and not args_in_arrays else NEVER)      # (the bound takes the args made with)
         # what the call reads: flat views of the problem's own arrays (the same objects as long as its
         # attributes are), and nothing after y0; and the shape of its states
         parts = tuple(a.reshape(-1) for a in problem.state_arrays())
@@ -140,7 +145,8 @@ class Rerun:
         s = self.start
         n, dtype = s._y.size, s._y.dtype
         lane = (tuple(a.copy() for a in s._scratch), None, s._scratch, self.fs0.copy(), self.ist0.copy())
-        rows = Trajectories(s._kernels.args(s.problem.args), s._y[None].copy(), self.fs0, self.ist0,
+        rows = Trajectories(s._kernels.args(s.problem.args) if self.args_in is None else self.args_in,
+                            s._y[None].copy(), self.fs0, self.ist0,
                             np.empty((1, n), dtype=dtype), np.zeros(1), np.zeros((1, len(COUNTED)), dtype=np.int64),
                             np.full(1, RUNNING, dtype=np.int64))
         r = self.recorder
@@ -149,7 +155,7 @@ class Rerun:
         k = s._kernels
         args = (s._fns, s._method_data, rows, records, lane, no_output(dtype), 0, 1, np.zeros(1, dtype=np.int64),
                 k.drive.first_class, k.deriv.first_class)
-        return _compiled(s, args, (self.judged, self.bound_after) + self.parts), records, lane
+        return _compiled(s, args, (self.judged, self.bound_after) + self.parts, self.args_in is not None), records, lane
 
     def solve(self, problem):
         """The Solution of a run on ``problem`` (``self.problem``, its attributes as they were), or None."""
@@ -263,10 +269,11 @@ class Rerun:
         return sol
 
 
-def _compiled(start, args, state):
+def _compiled(start, args, state, args_in_arrays=False):
     """The run of one trajectory of the chunk loop on ``args`` from ``state`` (see
     :func:`odekit.kernels.ensemble.one_run`), as a call of the output arrays and whether to run; compiled, or
-    loaded from the disk cache, once per structure of arguments."""
+    loaded from the disk cache, once per structure of arguments.  ``args_in_arrays``: the problem's args are
+    read from arrays of one entry each, as an ensemble's stacked args are."""
     from .kernels import jit
 
     family = start.method.family
@@ -278,8 +285,10 @@ def _compiled(start, args, state):
             warnings.warn(f"odekit: compiling the one-call solve of the {family.title} loop ({family.name}) that "
                           "odekit.solve makes when it solves a problem again, with Numba: a few seconds, once per "
                           "machine", CompilationNotice, stacklevel=caller_stacklevel())
-    shared = (False,) * len(start._kernels.args(start.problem.args))        # the args, as the loop takes them
-    loop = make_chunk(picker(shared), freshener(tuple(a.ndim for a in start._scratch), False), False)
+    k = start._kernels
+    pick = (picker((True,) * len(start.problem.args), k.packed) if args_in_arrays else
+            picker((False,) * len(k.args(start.problem.args))))       # the args, as the loop takes them
+    loop = make_chunk(pick, freshener(tuple(a.ndim for a in start._scratch), False), False)
     y = start._y
     return jit.bundled(jit.chunk_kernel(loop, args, family.builtin, announce), args + (state,), family.builtin,
                        announce, one_run, (np.empty(0), np.empty((0, y.size), dtype=y.dtype), True))

@@ -183,10 +183,11 @@ def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=No
 
     For a program that solves one small problem thousands of times -- an
     optimizer, a fit, a controller's model -- and wants only the numbers:
-    each call, ``run()`` or ``run(y0)``, solves from the problem's state as
-    it is then (``run(y0)`` writes ``y0`` into ``problem.y0``, or ``x0`` and
-    ``v0``, in place first) and returns what :func:`solve` would hold in
-    ``Solution.t`` and ``Solution.y``, bit for bit.  A compiled run that
+    each call, ``run()``, ``run(y0)`` or ``run(y0, args)``, solves from the
+    problem's state and with its ``args`` as they are then (``y0`` is
+    written into ``problem.y0``, or ``x0`` and ``v0``, in place first;
+    ``args`` become ``problem.args``) and returns what :func:`solve` would
+    hold in ``Solution.t`` and ``Solution.y``, bit for bit.  A compiled run that
     simply succeeds is one call of compiled code with no :class:`Solution`
     made around it: over three steps of Kepler's orbit 3.3 us against
     :func:`solve`'s 4.6 (see benchmarks/README.md, *A small solve*).
@@ -230,20 +231,27 @@ class Prepared:
         run = {name: value for name, value in options.items() if name not in ("t_eval", "save_every")}
         run = run_options(problem, **run)
         start = Integrator(problem, method, **run)             # compiled now, not at the first call
-        self._rerun = (rerun.Rerun.made(start, options["t_eval"], checks.count("save_every", options["save_every"]))
-                       if start._keepable(run) else None)
+        self._made = functools.partial(rerun.Rerun.made, start, options["t_eval"],
+                                       checks.count("save_every", options["save_every"]))
+        self._rerun = self._made() if start._keepable(run) else None
 
-    def __call__(self, y0=None):
+    def __call__(self, y0=None, args=None):
         """``(t, y)`` of a solve from ``y0``, written into the problem's state first, or from the problem's
         state as it is; as :func:`solve`'s Solution would hold them.
 
         ``y0`` has the shape of one state (``Solution.y[0]``: ``(2, *x0.shape)``
         for a second-order problem) or is that state flat.  Checking and
         writing it adds about 2 us to a call; a program that writes the
-        problem's arrays itself does not pay that.
+        problem's arrays itself does not pay that.  ``args``, as many numbers
+        as the problem's ``args`` and of their kinds, become its ``args``
+        (assigned): the first call given them compiles a call that reads
+        them from arrays (once per machine and family, announced), and every
+        call from then on runs that one.
         """
         if y0 is not None:
             self._write(y0)
+        if args is not None:
+            self._assign(args)
         made = self._rerun
         got = None if made is None else made.arrays(self.problem)
         if got is not None:
@@ -254,6 +262,27 @@ class Prepared:
             error.t, error.y = sol.t, sol.y
             raise error
         return sol.t, sol.y
+
+    def _assign(self, args):
+        """``args`` as the problem's ``args``, and into the arrays the compiled call reads them from."""
+        problem, old = self.problem, self.problem.args
+        new = tuple(args) if isinstance(args, (tuple, list)) else None
+        if new is None or len(new) != len(old) or not all(map(_fits, new, old)):
+            kinds = ", ".join(type(a).__name__ for a in old)
+            raise ValueError(f"args must be {len(old)} numbers of the kinds of the problem's args ({kinds}) in a "
+                             f"tuple or list; got {args!r}")
+        made = self._rerun
+        # the call may take the new args only if nothing else was assigned since it was made (else solve() runs)
+        current = made is not None and not made.judged and same_attributes(problem, made.attributes)
+        problem.args = tuple(map(lambda n, o: type(o)(n), new, old))   # the problem's own types, as compiled
+        if not current:
+            return
+        if made.args_in is None:                    # the first call given args: a call that reads them
+            self._rerun = self._made(args_in_arrays=True)     # (from problem.args as they are now)
+            return
+        for array, value in zip(made.args_in, problem.args):
+            array[0] = value
+        made.attributes = attributes(problem)       # the call reads these args: still the problem's own
 
     _layout = (None, None)      # (the problem's attributes, and its state arrays, state shape and size)
 
@@ -290,6 +319,15 @@ class Prepared:
         fast = "one compiled call" if self._rerun is not None else "solve() each call"
         name = getattr(self.problem, "name", None) or type(self.problem).__name__
         return f"Prepared({name}, {self.method!r}: {fast})"
+
+
+def _fits(new, old):
+    """Whether the number ``new`` may stand for the arg ``old`` (converted to its type: the compiled code's)."""
+    if isinstance(new, (bool, np.bool_)) or isinstance(old, bool):
+        return isinstance(new, (bool, np.bool_)) and isinstance(old, bool)
+    kinds = {int: (int, np.integer), float: (int, float, np.integer, np.floating),
+             complex: (int, float, complex, np.number)}
+    return isinstance(new, kinds.get(type(old), ()))
 
 
 def _reversible(problem, method, step_control, h, max_steps, save_every, backend, others):

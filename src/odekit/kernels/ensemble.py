@@ -154,8 +154,9 @@ def one_run(bundle, t, y, run):
             restore_items(records.y[0, 0], y0)
         chunk(fns, data, rows, records, lane, blank, 0, 1, stop, drive, deriv)
         if rows.codes[0] == SUCCESS and ist[NACCEPT] >= bound_after:
-            # (the args of trajectory 0 of a repeated solve: its shared args, as they are)
-            ratio = stiffness_bound(fns[0], rows.args, fs[T], W, Y, YFULL, YHALF, FHALF)
+            # (the run's args as its Functions hold them: rows.args may be arrays the call reads them from, see
+            # odekit.rerun, whose runs are then not bounded here)
+            ratio = stiffness_bound(fns[0], fns[2], fs[T], W, Y, YFULL, YHALF, FHALF)
     m = ist[NOUT]
     last = 1 if ist[RECORD] == RECORD_STEPS and ist[SINCE_SAVE] > 0 else 0
     if t.shape[0] == m + last:
