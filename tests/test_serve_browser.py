@@ -260,13 +260,13 @@ def test_euler_at_a_low_rate_gains_energy_and_velocity_verlet_keeps_it(open_page
     page.click('[data-testid="speed-10"]')
     settings_are(page, solvers=["euler"], rate=100, speed=10)
     page.click('[data-testid="reset"]')
-    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t < 1")
+    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t < 1", timeout=FIRST_FRAME)
     euler = sample_energy(page, "euler", 20.0)
 
     page.click('[data-testid="solver-velocity_verlet"]')
     settings_are(page, solvers=["velocity_verlet"], rate=100)
     page.click('[data-testid="reset"]')
-    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t < 1")
+    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t < 1", timeout=FIRST_FRAME)
     verlet = sample_energy(page, "velocity_verlet", 20.0)
 
     # Euler's energy grows, every orbit (h = 0.01: it drifts by more than a tenth in 3 orbits)
@@ -370,7 +370,7 @@ def test_race_mode_draws_one_trail_and_one_error_curve_per_solver(open_page):
     race = ["velocity_verlet", "euler", "rk4"]
     settings_are(page, solvers=race, rate=60, speed=10)
     page.click('[data-testid="reset"]')
-    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t < 1")
+    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t < 1", timeout=FIRST_FRAME)
     wait_for_time(page, 25.0)                  # four orbits: Euler has spiralled well out
     page.wait_for_function("() => Object.values(window.odekitPage.trailLengths()).every(n => n > 50)")
 
