@@ -98,17 +98,24 @@ def fixed_costs(odekit, backend, quick):
     import dataclasses
 
     import common        # imported here: it loads NumPy, which the families' timings leave to odekit
+    import numpy as np
 
     wall = common.QUICK_TIMING if quick else common.Timing()
     short = _problem(odekit, "kepler").with_span((0.0, H))
     integ = odekit.Integrator(_problem(odekit, "kepler").with_span((0.0, 1e12)), "rk4", h=H, backend=backend)
+    prepared = odekit.prepare(short, "dp54", backend=backend)
+    y0 = np.stack([short.x0, short.v0])
+    # a problem of its own: args given are assigned to it, which sets the other solves of `short` up anew
+    with_args = odekit.prepare(_problem(odekit, "kepler").with_span((0.0, H)), "dp54", backend=backend)
     calls = {"dp54_solve": lambda: odekit.solve(short, "dp54", backend=backend),
              # a controller made anew at each call, as a user writes it: known by its options
              "dp54_controller_solve": lambda: odekit.solve(short, "dp54", controller=odekit.PIController(safety=0.8),
                                                            backend=backend),
              "rk4_solve": lambda: odekit.solve(short, "rk4", h=H, backend=backend),
-             # the same solve made once, each call returning (t, y)
-             "dp54_prepared_solve": odekit.prepare(short, "dp54", backend=backend),
+             # the same solve made once, each call returning (t, y); from a state given, with args given
+             "dp54_prepared_solve": prepared,
+             "dp54_prepared_y0_solve": lambda: prepared(y0),
+             "dp54_prepared_args_solve": lambda: with_args(y0, short.args),
              "integrator_step": integ.step}
     calls.update(_numbalsoda_calls(short))
     result = {"backend": integ.backend, "repeats": wall.repeats}
@@ -308,6 +315,8 @@ def print_fixed(report):
             ("the same, controller=PIController(safety=0.8)", "dp54_controller_solve"),
             (f"odekit.solve(kepler over one step, 'rk4', h={H})", "rk4_solve"),
             ("odekit.prepare(kepler over one step, 'dp54'), called", "dp54_prepared_solve"),
+            ("the same, called with y0", "dp54_prepared_y0_solve"),
+            ("the same, called with y0 and args", "dp54_prepared_args_solve"),
             (f"Integrator(kepler, 'rk4', h={H}).step()", "integrator_step"),
             ("numbalsoda dop853, the same span and tolerances", "numbalsoda_dop853"),
             ("numbalsoda lsoda, the same span and tolerances", "numbalsoda_lsoda")) if name + "_s" in fixed])

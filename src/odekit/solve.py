@@ -271,10 +271,12 @@ class Prepared:
             kinds = ", ".join(type(a).__name__ for a in old)
             raise ValueError(f"args must be {len(old)} numbers of the kinds of the problem's args ({kinds}) in a "
                              f"tuple or list; got {args!r}")
-        made = self._rerun
+        made, before = self._rerun, attributes(problem)
         # the call may take the new args only if nothing else was assigned since it was made (else solve() runs)
         current = made is not None and not made.judged and same_attributes(problem, made.attributes)
-        problem.args = tuple(map(lambda n, o: type(o)(n), new, old))   # the problem's own types, as compiled
+        problem.args = tuple([type(o)(n) for n, o in zip(new, old)])   # the problem's own types, as compiled
+        if self._layout[0] == before:               # (the state's layout, which args do not change)
+            self._layout = attributes(problem), self._layout[1]
         if not current:
             return
         if made.args_in is None:                    # the first call given args: a call that reads them
@@ -321,13 +323,16 @@ class Prepared:
         return f"Prepared({name}, {self.method!r}: {fast})"
 
 
+# the numbers that may stand for an arg of each type (converted to it: the compiled code's type)
+_STAND_FOR = {int: (int, np.integer), float: (int, float, np.integer, np.floating),
+              complex: (int, float, complex, np.number), bool: (bool, np.bool_)}
+
+
 def _fits(new, old):
-    """Whether the number ``new`` may stand for the arg ``old`` (converted to its type: the compiled code's)."""
-    if isinstance(new, (bool, np.bool_)) or isinstance(old, bool):
-        return isinstance(new, (bool, np.bool_)) and isinstance(old, bool)
-    kinds = {int: (int, np.integer), float: (int, float, np.integer, np.floating),
-             complex: (int, float, complex, np.number)}
-    return isinstance(new, kinds.get(type(old), ()))
+    """Whether the number ``new`` may stand for the arg ``old``."""
+    if isinstance(new, (bool, np.bool_)) and type(old) is not bool:
+        return False
+    return isinstance(new, _STAND_FOR.get(type(old), ()))
 
 
 def _reversible(problem, method, step_control, h, max_steps, save_every, backend, others):
