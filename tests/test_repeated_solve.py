@@ -510,7 +510,7 @@ def test_a_prepared_solve_given_args_runs_them_in_one_compiled_call_as_the_probl
 def test_a_prepared_solve_refuses_args_of_another_count_or_kind_and_solves_a_problem_changed_besides():
     problem = odekit.ODEProblem(_decay_to, (0.0, 1.0), [1.0, 2.0], args=(0.5, 1))
     run = odekit.prepare(problem, "dp54")
-    for bad in ((1.0,), (1.0, 2.5), ("a", 1), (True, 1), 3.0):
+    for bad in ((1.0,), (1.0, 2.5), ("a", 1), (True, 1), (1.0, 2 ** 60), 3.0):
         with pytest.raises(ValueError, match=r"args must be 2 numbers of the kinds of the problem's args "
                                              r"\(float, int\)"):
             run(args=bad)

@@ -15,6 +15,7 @@ from .integrator import IntegrationError, Integrator, _next_slice, attributes, s
 from .recording import check_t_eval, step_floor
 from .runsetup import controller as _controller, events as _events, step_size as _step_size
 from .kernels.layout import INTERRUPTED, IST_SIZE, PAUSED
+from .kernels.packing import EXACT
 from .registry import method as lookup_method
 from .problem import ODEProblem
 from .reversible import ReversibleSteps
@@ -187,10 +188,11 @@ def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=No
     problem's state and with its ``args`` as they are then (``y0`` is
     written into ``problem.y0``, or ``x0`` and ``v0``, in place first;
     ``args`` become ``problem.args``) and returns what :func:`solve` would
-    hold in ``Solution.t`` and ``Solution.y``, bit for bit.  A compiled run that
-    simply succeeds is one call of compiled code with no :class:`Solution`
-    made around it: over three steps of Kepler's orbit 3.3 us against
-    :func:`solve`'s 4.6 (see benchmarks/README.md, *A small solve*).
+    hold in ``Solution.t`` and ``Solution.y``, bit for bit.  A compiled run
+    that simply succeeds is one call of compiled code with no
+    :class:`Solution` made around it: over three steps of Kepler's orbit
+    3.3 us against :func:`solve`'s 4.6 (see benchmarks/README.md, *A small
+    solve*).
 
     Parameters
     ----------
@@ -201,7 +203,8 @@ def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=No
     Returns
     -------
     Prepared
-        ``run()`` returns ``(t, y)``.  A run that fails raises
+        ``run()``, ``run(y0)``, ``run(y0, args)`` and ``run(args=args)``
+        return ``(t, y)``.  A run that fails raises
         :class:`IntegrationError` (its ``status`` and message, and in ``t``
         and ``y`` what was computed before the failure); Ctrl-C raises
         :class:`Interrupted`, as :func:`solve` does (its ``solution`` holds
@@ -270,7 +273,7 @@ class Prepared:
         if new is None or len(new) != len(old) or not all(map(_fits, new, old)):
             kinds = ", ".join(type(a).__name__ for a in old)
             raise ValueError(f"args must be {len(old)} numbers of the kinds of the problem's args ({kinds}) in a "
-                             f"tuple or list; got {args!r}")
+                             f"tuple or list, an int within +-2**53; got {args!r}")
         made, before = self._rerun, attributes(problem)
         # the call may take the new args only if nothing else was assigned since it was made (else solve() runs)
         current = made is not None and not made.judged and same_attributes(problem, made.attributes)
@@ -291,7 +294,7 @@ class Prepared:
     def _write(self, y0):
         """``y0`` into the problem's own state arrays, in place (as a user may write them)."""
         edit, layout = self._layout
-        if edit is None or not same_attributes(self.problem, edit):   # (made at each call: 0.4 of 1.9 us)
+        if edit is None or not same_attributes(self.problem, edit):   # (kept: made anew, 0.4 of a 1.9 us write)
             arrays = self.problem.state_arrays()
             size = sum(a.size for a in arrays)
             layout = arrays, self.problem.unflatten(np.empty((1, size)))[0].shape, size
@@ -329,10 +332,11 @@ _STAND_FOR = {int: (int, np.integer), float: (int, float, np.integer, np.floatin
 
 
 def _fits(new, old):
-    """Whether the number ``new`` may stand for the arg ``old``."""
+    """Whether the number ``new`` may stand for the arg ``old``: of its kind, an int no larger than a float
+    holds exactly (as the compiled loop may take it, see :mod:`odekit.kernels.packing`)."""
     if isinstance(new, (bool, np.bool_)) and type(old) is not bool:
         return False
-    return isinstance(new, _STAND_FOR.get(type(old), ()))
+    return isinstance(new, _STAND_FOR.get(type(old), ())) and (type(old) is not int or abs(int(new)) <= EXACT)
 
 
 def _reversible(problem, method, step_control, h, max_steps, save_every, backend, others):
