@@ -6,8 +6,8 @@ Set up in Python, every such solve paid about 36 us before its first step
 numbalsoda's whole call costs 2 us.  Once a start has been copied
 :data:`~odekit.integrator.RERUN_AFTER` times (see
 :meth:`odekit.Integrator._started`), :func:`odekit.solve` hands the run to a
-:class:`Rerun`: the loop over an ensemble's trajectories (:func:`odekit.kernels.
-ensemble.make_chunk`), run for one trajectory -- the work arrays and run
+:class:`Rerun`: the run of an ensemble's trajectory (:func:`odekit.kernels.
+ensemble.make_trajectory`), made for one -- the work arrays and run
 state restored as the run started them, the initial state read afresh from
 the problem's own arrays, ``f`` evaluated there and counted, the family's
 loop, the output written into arrays made in Python -- in one compiled call
@@ -32,7 +32,7 @@ from .checks import NO_LIMIT
 from .controllers import FixedStep
 from .integrator import STARTS_KEPT, STARTS_SIZE, attributes, same_attributes
 from .kernels import layout as L
-from .kernels.ensemble import COUNTED, RUNNING, Records, Trajectories, freshener, make_chunk, one_run, picker
+from .kernels.ensemble import COUNTED, RUNNING, Records, Trajectories, freshener, make_one_run, picker
 from .kernels.interface import no_output
 from .recording import Recorder
 from .solution import Solution, Stats, Status
@@ -153,8 +153,8 @@ class Rerun:
         records = Records(r.t_eval, r.out_t.copy()[None], r.out_y.copy()[None], np.zeros((1, 0)),
                           np.zeros((1, 0, 2), dtype=np.int64), np.zeros((1, 0, n), dtype=dtype))
         k = s._kernels
-        args = (s._fns, s._method_data, rows, records, lane, no_output(dtype), 0, 1, np.zeros(1, dtype=np.int64),
-                k.drive.first_class, k.deriv.first_class)
+        args = (s._fns, s._method_data, rows, records, lane, no_output(dtype), k.drive.first_class,
+                k.deriv.first_class)
         return _compiled(s, args, (self.judged, self.bound_after) + self.parts, self.args_in is not None), records, lane
 
     def solve(self, problem):
@@ -276,25 +276,22 @@ class Rerun:
 
 
 def _compiled(start, args, state, args_in_arrays=False):
-    """The run of one trajectory of the chunk loop on ``args`` from ``state`` (see
-    :func:`odekit.kernels.ensemble.one_run`), as a call of the output arrays and whether to run; compiled, or
+    """The run of an ensemble's trajectory on ``args`` from ``state`` (see
+    :func:`odekit.kernels.ensemble.make_one_run`), as a call of the output arrays and whether to run; compiled, or
     loaded from the disk cache, once per structure of arguments.  ``args_in_arrays``: the problem's args are
     read from arrays of one entry each, as an ensemble's stacked args are."""
     from .kernels import jit
 
     family = start.method.family
-    told = []
 
-    def announce():                   # the chunk loop and the call: one notice
-        if not told:
-            told.append(True)
-            warnings.warn(f"odekit: compiling the one-call solve of the {family.title} loop ({family.name}) that "
-                          "odekit.solve makes when it solves a problem again, with Numba: a few seconds, once per "
-                          "machine", CompilationNotice, stacklevel=caller_stacklevel())
+    def announce():
+        warnings.warn(f"odekit: compiling the one-call solve of the {family.title} loop ({family.name}) that "
+                      "odekit.solve makes when it solves a problem again, with Numba: a few seconds, once per "
+                      "machine", CompilationNotice, stacklevel=caller_stacklevel())
     k = start._kernels
     pick = (picker((True,) * len(start.problem.args), k.packed) if args_in_arrays else
             picker((False,) * len(k.args(start.problem.args))))       # the args, as the loop takes them
-    loop = make_chunk(pick, freshener(tuple(a.ndim for a in start._scratch), False), False)
     y = start._y
-    return jit.bundled(jit.chunk_kernel(loop, args, family.builtin, announce), args + (state,), family.builtin,
-                       announce, one_run, (np.empty(0), np.empty((0, y.size), dtype=y.dtype), True))
+    call = make_one_run(pick, freshener(tuple(a.ndim for a in start._scratch), False))
+    return jit.bundled(None, args + (state,), family.builtin, announce, call,
+                       (np.empty(0), np.empty((0, y.size), dtype=y.dtype), True))

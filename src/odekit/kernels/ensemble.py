@@ -15,7 +15,7 @@ Compiled with ``nogil``, the loop runs in several threads at once, each
 with its own lane; the Python side hands out the chunks.  ``pick`` and
 ``fresh`` are made for the structure of a run's ``args`` and work arrays
 by :func:`picker` and :func:`freshener`.  A repeated :func:`odekit.solve`
-is this loop's run of one trajectory (:func:`one_run`).
+is one such trajectory, run by a call of its own (:func:`make_one_run`).
 """
 
 from collections import namedtuple
@@ -51,122 +51,152 @@ Records.__doc__ = """What an ensemble keeps per trajectory besides its final sta
 
 
 @functools.lru_cache(maxsize=None)
-def make_chunk(pick, fresh, events):
-    """The loop over a chunk of trajectories (with ``events`` or without); made once for each (so that Numba
-    compiles it once), for ensembles and repeated solves alike."""
+def make_trajectory(pick, fresh, events):
+    """The run of one trajectory of an ensemble (with ``events`` or without), for the chunk loop and a
+    repeated solve's call alike; made once for each."""
 
-    def chunk(fns, data, rows, records, lane, blank, lo, hi, stop, drive, deriv):
-        """Run trajectories ``lo`` to ``hi``; return where it stopped (``hi``, or earlier when ``stop[0]``).
+    @jitable
+    def trajectory(fns, data, rows, records, lane, blank, i, drive, deriv):
+        """Run trajectory ``i`` on ``lane`` from its row of ``rows``, and leave what it made there.
 
         ``lane`` is ``(scratch, ev, start, fs, ist)``: the work arrays and
-        the event state this call owns (``ev`` None without events), the
+        the event state the caller owns (``ev`` None without events), the
         work arrays as a run starts with them, and the run state it works
         in; ``blank`` an :class:`~.interface.Output` with empty dense-output
         buffers.  ``drive`` and ``deriv`` are the family's loop and
         derivative: compiled, first-class functions, called through their
         addresses -- linked, Numba generated the whole family loop again for
-        each chunk loop (2.6 s to compile one, against 1.5).
+        each caller (2.6 s to compile one, against 1.5).
         """
         scratch, ev, start, fs, ist = lane
         W = scratch[0]
         rhs, jac, shared, g, affect = fns
+        # the work arrays as work_arrays made them (zeros, and what a family loads, such as a
+        # splitting method's damping): odekit's families write the rest before they read it (the
+        # tests pass without this), a user's family need not; the event state starts at zero
+        fresh(lane)
+        restore_items(fs, rows.fs0)
+        restore_items(ist, rows.ist0)
+        copy_row(W, Y, rows.y0, i)
+        args = pick(rows.args, i)
+        rows.codes[i] = RUNNING
+        code = deriv(rhs, args, fs[T], W, Y, F, ist, fs)       # the first evaluation, counted
+        if code == SUCCESS:
+            ist[HAVE_F] = 1
+            out = Output(records.t_eval, records.t[i], records.y[i], blank.dense_t, blank.dense_h,
+                         blank.dense_y, blank.dense_f, blank.dense_k)
+            if events:
+                run = RunState(fs, ist, EventState(ev.spec, ev.kinds, ev.count, ev.conf, ev.G, ev.Y, ev.roots,
+                                                   ev.fired, records.log_t[i], records.log_i[i],
+                                                   records.log_y[i]))
+                code = drive(Functions(rhs, jac, args, g, affect), data, run, scratch, out)
+            else:
+                code = drive(Functions(rhs, jac, args, g, affect), data, RunState(fs, ist, None), scratch, out)
+        copy_row(rows.y_end, i, W, Y)
+        keep_run_state(rows, i, fs, ist)
+        rows.codes[i] = code
+
+    return trajectory
+
+
+@functools.lru_cache(maxsize=None)
+def make_chunk(pick, fresh, events):
+    """The loop over a chunk of trajectories (with ``events`` or without); made once for each (so that Numba
+    compiles it once)."""
+    trajectory = make_trajectory(pick, fresh, events)
+
+    def chunk(fns, data, rows, records, lane, blank, lo, hi, stop, drive, deriv):
+        """Run trajectories ``lo`` to ``hi`` (see :func:`make_trajectory`) one after another on ``lane``;
+        return where it stopped (``hi``, or earlier when ``stop[0]``)."""
+        # borrowed: the caller holds every array for the whole call; counted, their references passed on to
+        # each trajectory took a quarter of a short one (Kepler, dp54, three steps: 1.40 against 1.05 us)
+        fns, data, rows, records, lane, blank = borrowed((fns, data, rows, records, lane, blank))
         for i in range(lo, hi):
             if stop[0] != 0:                     # Ctrl-C: the Python side asked the lanes to stop
                 return i
-            # the work arrays as work_arrays made them (zeros, and what a family loads, such as a
-            # splitting method's damping): odekit's families write the rest before they read it (the
-            # tests pass without this), a user's family need not; the event state starts at zero
-            fresh(lane)
-            restore_items(fs, rows.fs0)
-            restore_items(ist, rows.ist0)
-            copy_row(W, Y, rows.y0, i)
-            args = pick(rows.args, i)
-            rows.codes[i] = RUNNING
-            code = deriv(rhs, args, fs[T], W, Y, F, ist, fs)       # the first evaluation, counted
-            if code == SUCCESS:
-                ist[HAVE_F] = 1
-                out = Output(records.t_eval, records.t[i], records.y[i], blank.dense_t, blank.dense_h,
-                             blank.dense_y, blank.dense_f, blank.dense_k)
-                if events:
-                    run = RunState(fs, ist, EventState(ev.spec, ev.kinds, ev.count, ev.conf, ev.G, ev.Y, ev.roots,
-                                                       ev.fired, records.log_t[i], records.log_i[i],
-                                                       records.log_y[i]))
-                    code = drive(Functions(rhs, jac, args, g, affect), data, run, scratch, out)
-                else:
-                    code = drive(Functions(rhs, jac, args, g, affect), data, RunState(fs, ist, None), scratch, out)
-            copy_row(rows.y_end, i, W, Y)
-            keep_run_state(rows, i, fs, ist)
-            rows.codes[i] = code
+            trajectory(fns, data, rows, records, lane, blank, i, drive, deriv)
         return hi
 
     return chunk
 
 
-def one_run(bundle, t, y, run):
-    """A repeated solve's call (see :mod:`odekit.rerun`): a chunk loop (the bundle's last argument) on the
-    others but one (see :func:`odekit.kernels.jit.bundled`), for trajectory 0 alone, started from the state
-    that one holds; its output written into ``t`` and ``y`` when they have as many rows.
+@functools.lru_cache(maxsize=None)
+def make_one_run(pick, fresh):
+    """A repeated solve's call (see :mod:`odekit.rerun`) for runs whose args ``pick`` takes and whose work
+    arrays ``fresh`` restores; made once for each."""
+    trajectory = make_trajectory(pick, fresh, False)
 
-    That argument is ``(judged, bound_after, first, second)``, held by the bundle:
-    Numba makes a reference of its own for each array passed from Python
-    (0.05-0.1 us for two).  The state is ``first`` followed by ``second``,
-    flat views of the problem's own arrays, read afresh: ``x0`` and ``v0``
-    of a second-order problem, ``y0`` and nothing of another (reading them
-    here, not concatenating them in Python, took 0.1 against 0.8 us; two
-    vectors, whatever the problem, are one structure to compile).  With
-    ``judged``, a run starts only from the state it started from before (a
-    fixed-step run warned, or not, for that state: see
-    :class:`odekit.rerun.Rerun`).  A run that succeeds after at least
-    ``bound_after`` accepted steps ends with a bound of the stiffness ratio
-    at its final state (:func:`.evaluation.stiffness_bound`, uncounted, in
-    rows ``YHALF`` to ``YFULL``, which no run carries from a step to the
-    next): it clears most runs of the note that they starved on a stiff
-    problem without a call of the function from Python.  Without ``run``,
-    nothing is run: the output of the last run is written.
+    def one_run(bundle, t, y, run):
+        """Trajectory 0 (see :func:`make_trajectory`) on the bundle's arguments, started from the state that
+        one holds; its output written into ``t`` and ``y`` when they have as many rows.
 
-    Returns its code -- :data:`OTHER_START` when it did not start: the state
-    not of the run's length or, ``judged``, another -- the number of rows of
-    its output, the times and flat states it kept (and the last state, when
-    the run ended between two saved steps, as
-    :class:`odekit.recording.Recorder` adds it), its counts ``nfev,
-    njev, nlu, naccepted, nrejected``: what a Solution needs; and the bound
-    (nan when there is none).  The caller
-    makes the output arrays: two arrays made by Numba and returned took 0.9
-    us, two made by NumPy and passed in 0.5.  (The chunk loop compiled into
-    this function instead took 4.3 s to compile, against 1.5 + 1.5 apart.)
-    """
-    # borrowed: the bundle holds every array for the whole call; counting their references took 1 of 4.3 us
-    fns, data, rows, records, lane, blank, lo, hi, stop, drive, deriv, start, chunk = borrowed(bundle.args)
-    judged, bound_after, first, second = start
-    t, y = borrowed((t, y))                # (the caller holds them)
-    y0 = rows.y0[0]
-    fs, ist, W = lane[3], lane[4], lane[0][0]
-    ratio = np.nan
-    if run:
-        n, k = y0.shape[0], first.shape[0]
-        if k + second.shape[0] != n or (judged and not (_same(y0, 0, first) and _same(y0, k, second))):
-            return OTHER_START, 0, 0, 0, 0, 0, 0, ratio
-        for j in range(k):
-            y0[j] = first[j]
-        for j in range(n - k):
-            y0[k + j] = second[j]
-        if rows.ist0[NOUT] == 1:           # row 0 of the output is the initial state
-            restore_items(records.y[0, 0], y0)
-        chunk(fns, data, rows, records, lane, blank, 0, 1, stop, drive, deriv)
-        if rows.codes[0] == SUCCESS and ist[NACCEPT] >= bound_after:
-            # (the run's args as its Functions hold them: rows.args may be arrays the call reads them from, see
-            # odekit.rerun, whose runs are then not bounded here)
-            ratio = stiffness_bound(fns[0], fns[2], fs[T], W, Y, YFULL, YHALF, FHALF)
-    m = ist[NOUT]
-    last = 1 if ist[RECORD] == RECORD_STEPS and ist[SINCE_SAVE] > 0 else 0
-    if t.shape[0] == m + last:
-        for r in range(m):
-            t[r] = records.t[0, r]
-            copy_row(y, r, records.y[0], r)
-        if last:
-            t[m] = fs[T]
-            copy_row(y, m, W, Y)
-    return rows.codes[0], m + last, ist[NFEV], ist[NJEV], ist[NLU], ist[NACCEPT], ist[NREJECT], ratio
+        The bundle holds ``fns, data, rows, records, lane, blank, drive,
+        deriv`` as the chunk loop takes them, and ``(judged, bound_after,
+        first, second)``, held by the bundle: Numba makes a reference of its
+        own for each array passed from Python (0.05-0.1 us for two).  The
+        trajectory is run here, not by a chunk loop called through its
+        address: that call took the bundles by value, a third of a one-step
+        call's compiled time (Kepler, dp54: 1.63 against 2.0 us; and the
+        chunk loop was one more function to compile).  The state is
+        ``first`` followed by ``second``, flat views of the problem's own
+        arrays, read afresh: ``x0`` and ``v0`` of a second-order problem,
+        ``y0`` and nothing of another (reading them here, not concatenating
+        them in Python, took 0.1 against 0.8 us; two vectors, whatever the
+        problem, are one structure to compile).  With ``judged``, a run
+        starts only from the state it started from before (a fixed-step run
+        warned, or not, for that state: see :class:`odekit.rerun.Rerun`).  A
+        run that succeeds after at least ``bound_after`` accepted steps ends
+        with a bound of the stiffness ratio at its final state
+        (:func:`.evaluation.stiffness_bound`, uncounted, in rows ``YHALF`` to
+        ``YFULL``, which no run carries from a step to the next): it clears
+        most runs of the note that they starved on a stiff problem without a
+        call of the function from Python.  Without ``run``, nothing is run:
+        the output of the last run is written.
+
+        Returns its code -- :data:`OTHER_START` when it did not start: the
+        state not of the run's length or, ``judged``, another -- the number
+        of rows of its output, the times and flat states it kept (and the
+        last state, when the run ended between two saved steps, as
+        :class:`odekit.recording.Recorder` adds it), its counts ``nfev,
+        njev, nlu, naccepted, nrejected``: what a Solution needs; and the
+        bound (nan when there is none).  The caller makes the output arrays:
+        two arrays made by Numba and returned took 0.9 us, two made by NumPy
+        and passed in 0.5.
+        """
+        # borrowed: the bundle holds every array for the whole call; counting their references took 1 of 4.3 us
+        fns, data, rows, records, lane, blank, drive, deriv, start = borrowed(bundle.args)
+        judged, bound_after, first, second = start
+        t, y = borrowed((t, y))                # (the caller holds them)
+        y0 = rows.y0[0]
+        fs, ist, W = lane[3], lane[4], lane[0][0]
+        ratio = np.nan
+        if run:
+            n, k = y0.shape[0], first.shape[0]
+            if k + second.shape[0] != n or (judged and not (_same(y0, 0, first) and _same(y0, k, second))):
+                return OTHER_START, 0, 0, 0, 0, 0, 0, ratio
+            for j in range(k):
+                y0[j] = first[j]
+            for j in range(n - k):
+                y0[k + j] = second[j]
+            if rows.ist0[NOUT] == 1:           # row 0 of the output is the initial state
+                restore_items(records.y[0, 0], y0)
+            trajectory(fns, data, rows, records, lane, blank, 0, drive, deriv)
+            if rows.codes[0] == SUCCESS and ist[NACCEPT] >= bound_after:
+                # (the run's args as its Functions hold them: rows.args may be arrays the call reads them
+                # from, see odekit.rerun, whose runs are then not bounded here)
+                ratio = stiffness_bound(fns[0], fns[2], fs[T], W, Y, YFULL, YHALF, FHALF)
+        m = ist[NOUT]
+        last = 1 if ist[RECORD] == RECORD_STEPS and ist[SINCE_SAVE] > 0 else 0
+        if t.shape[0] == m + last:
+            for r in range(m):
+                t[r] = records.t[0, r]
+                copy_row(y, r, records.y[0], r)
+            if last:
+                t[m] = fs[T]
+                copy_row(y, m, W, Y)
+        return rows.codes[0], m + last, ist[NFEV], ist[NJEV], ist[NLU], ist[NACCEPT], ist[NREJECT], ratio
+
+    return one_run
 
 
 @jitable

@@ -625,7 +625,7 @@ def _unbundling(bundle):
 
 
 def bundled(loop, arguments, cache, announce, wrap=_unbundling, extra=()):
-    """``call(*extra)``: the compiled kernel ``loop`` (a :class:`Kernel`) on ``arguments``, passed as one
+    """``call(*extra)``: the compiled kernel ``loop`` (a :class:`Kernel`, or None) on ``arguments``, passed as one
     :class:`Bundle`; ``announce()`` called before anything is compiled rather than loaded from the disk
     cache (with ``cache``).
 
@@ -639,8 +639,9 @@ def bundled(loop, arguments, cache, announce, wrap=_unbundling, extra=()):
     generate again for the wrapper (2.7 s to compile a family loop's
     wrapper, against 1.5).  (Last: a tuple that starts with a function is
     typed by Numba's experimental unification of functions, which warns.)
+    With ``loop`` None, ``wrap`` is the whole of what runs, on ``arguments``.
     """
-    arguments = tuple(arguments) + (loop.first_class,)
+    arguments = tuple(arguments) + (() if loop is None else (loop.first_class,))
     key = (wrap, _structure(arguments), _structure(extra))
     run = _BUNDLED.get(key)
     one = _bundle(*arguments)
