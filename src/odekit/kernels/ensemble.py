@@ -135,9 +135,10 @@ def make_one_run(pick, fresh):
         first, second)``, held by the bundle: Numba makes a reference of its
         own for each array passed from Python (0.05-0.1 us for two).  The
         trajectory is run here, not by a chunk loop called through its
-        address: that call took the bundles by value, a third of a one-step
-        call's compiled time (Kepler, dp54: 1.63 against 2.0 us; and the
-        chunk loop was one more function to compile).  The state is
+        address: that call took the bundles by value, and the compiled call
+        over three steps of Kepler's orbit (dp54) took 2.0-2.1 us against
+        1.7 (the chunk loop was also one more function to compile: 4.6
+        against 4.1 s CPU for both).  The state is
         ``first`` followed by ``second``, flat views of the problem's own
         arrays, read afresh: ``x0`` and ``v0`` of a second-order problem,
         ``y0`` and nothing of another (reading them here, not concatenating
