@@ -256,9 +256,10 @@ class Prepared:
         if args is not None:
             self._assign(args)
         made = self._rerun
-        got = None if made is None else made.arrays(self.problem)
-        if got is not None:
-            return got
+        if made is not None:
+            got = made.arrays(self.problem)
+            if got is not None:
+                return got
         sol = solve(self.problem, self.method, **self._options)
         if not sol.success:
             error = IntegrationError(sol.status, sol.message)
