@@ -3,6 +3,7 @@ first is noted, the second kept): the same numbers as a first solve, and whateve
 state in place, an attribute reassigned -- is read again."""
 
 import dataclasses
+import pickle
 
 import numpy as np
 import pytest
@@ -433,6 +434,8 @@ def test_a_prepared_solve_checks_its_arguments_as_solve_does_and_runs_solve_wher
     expected = fresh_solve(problem, "dp54", backend="python")
     np.testing.assert_array_equal(t, expected.t)
     np.testing.assert_array_equal(y, expected.y)
+    with pytest.raises(TypeError, match="cannot be pickled; prepare it again"):
+        pickle.dumps(odekit.prepare(problem, "dp54"))
 
 
 def test_a_ctrl_c_during_a_prepared_call_raises_interrupted_with_what_it_computed():

@@ -92,11 +92,8 @@ class Rerun:
     """A start of :func:`odekit.solve` and the compiled call that runs it again; see the module's docstring."""
 
     @classmethod
-    def made(cls, start, t_eval, save_every, args_in_arrays=False):
-        """A Rerun of ``start``, or None when its output would not be small or its loop not compiled.
-
-        With ``args_in_arrays`` the call reads the problem's args from arrays of one entry each,
-        ``self.args_in``, which :func:`odekit.prepare` writes new args into (a compiled call of its own)."""
+    def made(cls, start, t_eval, save_every):
+        """A Rerun of ``start``, or None when its output would not be small or its loop not compiled."""
         start = start._copy(evaluate=False)              # its arrays, written below, are the Rerun's own
         recorder = Recorder(start, t_eval, False, save_every)
         k = start._kernels
@@ -104,12 +101,12 @@ class Rerun:
             return None
         if any(not (a.flags.c_contiguous and a.dtype == start._y.dtype) for a in start.problem.state_arrays()):
             return None                  # (assigned so since the problem was made: a flat view would be a copy)
-        return cls(start, recorder, args_in_arrays)
+        return cls(start, recorder)
 
-    def __init__(self, start, recorder, args_in_arrays=False):
+    def __init__(self, start, recorder):
         self.start, self.recorder, self.method = start, recorder, start.method
         problem = self.problem = start.problem
-        self.args_in = tuple(np.array([a]) for a in problem.args) if args_in_arrays else None
+        self.args_in = None                             # (see read_args)
         self.attributes = attributes(problem)
         t1 = problem.t_span[1]
         self.message = f"The solver reached t_end={t1:.6g}."
@@ -128,7 +125,7 @@ class Rerun:
         # the call bounds the stiffness of a run that may be noted, where the bound applies (see _noted)
         force_only = problem.second_order and start.method.second_order_only
         self.bound_after = (STARVING_STEPS if self.stiffness and bound_applies(start._y.size, force_only)
-                            and not args_in_arrays else NEVER)      # (the bound takes the args made with)
+                            else NEVER)
         # what the call reads: flat views of the problem's own arrays (the same objects as long as its
         # attributes are), and nothing after y0; and the shape of its states
         parts = tuple(a.reshape(-1) for a in problem.state_arrays())
@@ -184,32 +181,52 @@ class Rerun:
         self._lane = taken
         return Solution(problem, self.method, t, y, stats, _SUCCESS, self.message, "numba")
 
-    def arrays(self, problem):
-        """``(t, y)`` of a run on ``problem`` that simply succeeds, as its Solution would hold them (see
-        :func:`odekit.prepare`); None for any other run, which the caller then solves as a first solve does
-        (it runs again: a failure, a warning or a stiffness note is rare and costs more than its run)."""
-        # the call as solve() makes it, written out again: a helper shared by both added 0.1 us to each
-        # (a repeated solve 4.48 -> 4.59 us, a prepared call 3.20 -> 3.30, alternating, best of three)
-        if problem is not self.problem or self.warning or not same_attributes(problem, self.attributes):
-            return None
-        taken, self._lane = self._lane or self._new_lane(), None    # (Ctrl-C: the next call makes a new lane)
-        size = self.size
-        t, y = np.empty(size[0]), np.empty(size, self.dtype)
-        try:
-            code, rows, _, _, _, accepted, _, ratio = taken[0](t, y, True)
-        except KeyboardInterrupt:          # Interrupted, with what the call computed, as solve() raises it
-            self._handed_on(*taken[1:], L.INTERRUPTED)
-            raise
-        except Exception:                  # noqa: BLE001 - the user's f raised: a first solve's way says how
+    def read_args(self):
+        """From now on, run with the args written into ``self.args_in`` (arrays of one entry each, made from the
+        problem's args as they are now), which :func:`odekit.prepare` writes new args into: a call of its own,
+        compiled once per machine and family.  Its runs are not bounded for stiffness in the call: the bound
+        takes the args the start was made with."""
+        self.args_in = tuple(np.array([a]) for a in self.problem.args)
+        self.bound_after = NEVER
+        self.attributes = attributes(self.problem)
+        self._lane = self._new_lane()
+
+    def caller(self, otherwise):
+        """``call(y0=None, args=None)``: ``(t, y)`` of a run on the problem as it is that simply succeeds, as
+        its Solution would hold them (see :func:`odekit.prepare`); ``otherwise(y0, args)`` for any other call:
+        ``y0`` or ``args`` given, a problem reassigned since, a run that warns, fails or may be noted for
+        stiffness (it runs again: rare, and costing more than its run).
+
+        One function for the whole call, which :class:`odekit.solve.Prepared` calls from C: each level of
+        Python calls took 0.07-0.17 of a 2.4 us call (three steps of Kepler's orbit), each attribute read
+        0.03.  The call as :meth:`solve` makes it, written out again: a helper shared by both added 0.1 us
+        to each (a repeated solve 4.48 -> 4.59 us, a prepared call 3.20 -> 3.30, alternating, best of three).
+        """
+        problem, empty, dtype, note_after, warned = self.problem, np.empty, self.dtype, self.note_after, self.warning
+
+        def call(y0=None, args=None):
+            if y0 is not None or args is not None or warned or not same_attributes(problem, self.attributes):
+                return otherwise(y0, args)
+            taken, self._lane = self._lane or self._new_lane(), None    # (Ctrl-C: the next call makes a new lane)
+            size = self.size
+            t, y = empty(size[0]), empty(size, dtype)
+            try:
+                code, rows, _, _, _, accepted, _, ratio = taken[0](t, y, True)
+            except KeyboardInterrupt:      # Interrupted, with what the call computed, as solve() raises it
+                self._handed_on(*taken[1:], L.INTERRUPTED)
+                raise
+            except Exception:              # noqa: BLE001 - the user's f raised: a first solve's way says how
+                self._lane = taken
+                return otherwise(None, None)
             self._lane = taken
-            return None
-        self._lane = taken
-        if code or (accepted >= self.note_after and self._noted(accepted, taken[2], ratio)):
-            return None
-        if rows != size[0]:
-            t, y = self._resized(taken[0], rows, y)
-        self.runs += 1
-        return t, y
+            if code or (accepted >= note_after and self._noted(accepted, taken[2], ratio)):
+                return otherwise(None, None)
+            if rows != size[0]:
+                t, y = self._resized(taken[0], rows, y)
+            self.runs += 1
+            return t, y
+
+        return call
 
     def _resized(self, call, rows, y):
         """New ``t`` and ``y`` of ``rows`` rows, the last run's output written into them by ``call`` (it

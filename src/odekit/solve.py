@@ -191,7 +191,7 @@ def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=No
     hold in ``Solution.t`` and ``Solution.y``, bit for bit.  A compiled run
     that simply succeeds is one call of compiled code with no
     :class:`Solution` made around it: over three steps of Kepler's orbit
-    3.3 us against :func:`solve`'s 4.6 (see benchmarks/README.md, *A small
+    2.5 us against :func:`solve`'s 4.0 (see benchmarks/README.md, *A small
     solve*).
 
     Parameters
@@ -226,40 +226,70 @@ def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=No
     return Prepared(problem, method, options)
 
 
-class Prepared:
-    """A solve made once and run by each call; see :func:`prepare`."""
+class Prepared(functools.partial):
+    """A solve made once and run by each call; see :func:`prepare`.
+
+    ``run(y0=None, args=None)`` returns ``(t, y)``.  ``y0`` has the shape of
+    one state (``Solution.y[0]``: ``(2, *x0.shape)`` for a second-order
+    problem) or is that state flat; it is written into the problem's state
+    arrays first.  Checking and writing it adds about 2 us to a call; a
+    program that writes the problem's arrays itself does not pay that.
+    ``args``, as many numbers as the problem's ``args`` and of their kinds,
+    become its ``args`` (assigned): the first call given them compiles a
+    call that reads them from arrays (once per machine and family,
+    announced), and every call from then on runs that one.
+
+    A partial of one function: the compiled run's call
+    (:meth:`odekit.rerun.Rerun.caller`), or without one a solve each call.
+    Python calls a class's ``__call__`` through a method it binds at each
+    call: as such a class, with the run's call a method of its own, a
+    prepared call of three steps of Kepler's orbit took 2.63 us, as a
+    partial (called by C) of one function 2.47 (alternating, best of three).
+    """
+
+    def __new__(cls, problem, method, options):
+        plan = _Plan(problem, method, options)
+        self = super().__new__(cls, plan.call)
+        self._plan = plan
+        return self
+
+    problem = property(lambda self: self._plan.problem, doc="The problem solved (its state and args as at each call).")
+    method = property(lambda self: self._plan.method, doc="The method, as given to :func:`prepare`.")
+    _rerun = property(lambda self: self._plan.rerun)
+
+    def __repr__(self):
+        fast = "one compiled call" if self._rerun is not None else "solve() each call"
+        name = getattr(self.problem, "name", None) or type(self.problem).__name__
+        return f"Prepared({name}, {self.method!r}: {fast})"
+
+    def __reduce__(self):
+        raise TypeError("a Prepared solve holds compiled code and cannot be pickled; prepare it again where needed")
+
+
+class _Plan:
+    """What a :class:`Prepared` solve holds: the problem, method and options, the run it repeats (a
+    :class:`~odekit.rerun.Rerun`, or None) and the call made of it."""
 
     def __init__(self, problem, method, options):
         self.problem, self.method, self._options = problem, method, options
         run = {name: value for name, value in options.items() if name not in ("t_eval", "save_every")}
         run = run_options(problem, **run)
         start = Integrator(problem, method, **run)             # compiled now, not at the first call
-        self._made = functools.partial(rerun.Rerun.made, start, options["t_eval"],
-                                       checks.count("save_every", options["save_every"]))
-        self._rerun = self._made() if start._keepable(run) else None
+        made = rerun.Rerun.made(start, options["t_eval"], checks.count("save_every", options["save_every"]))
+        self.rerun = made if start._keepable(run) else None
+        self.call = self.otherwise if self.rerun is None else self.rerun.caller(self.otherwise)
 
-    def __call__(self, y0=None, args=None):
-        """``(t, y)`` of a solve from ``y0``, written into the problem's state first, or from the problem's
-        state as it is; as :func:`solve`'s Solution would hold them.
-
-        ``y0`` has the shape of one state (``Solution.y[0]``: ``(2, *x0.shape)``
-        for a second-order problem) or is that state flat.  Checking and
-        writing it adds about 2 us to a call; a program that writes the
-        problem's arrays itself does not pay that.  ``args``, as many numbers
-        as the problem's ``args`` and of their kinds, become its ``args``
-        (assigned): the first call given them compiles a call that reads
-        them from arrays (once per machine and family, announced), and every
-        call from then on runs that one.
-        """
-        if y0 is not None:
-            self._write(y0)
-        if args is not None:
-            self._assign(args)
-        made = self._rerun
-        if made is not None:
-            got = made.arrays(self.problem)
-            if got is not None:
-                return got
+    def otherwise(self, y0=None, args=None):
+        """A call that the compiled run does not make alone (see :class:`Prepared`): ``y0`` or ``args`` given
+        (written, then run), a run that does not simply succeed, or none compiled: a solve, whose failure
+        raises."""
+        if y0 is not None or args is not None:
+            if y0 is not None:
+                self._write(y0)
+            if args is not None:
+                self._assign(args)
+            if self.rerun is not None:
+                return self.call()
         sol = solve(self.problem, self.method, **self._options)
         if not sol.success:
             error = IntegrationError(sol.status, sol.message)
@@ -275,7 +305,7 @@ class Prepared:
             kinds = ", ".join(type(a).__name__ for a in old)
             raise ValueError(f"args must be {len(old)} numbers of the kinds of the problem's args ({kinds}) in a "
                              f"tuple or list, an int within +-2**53; got {args!r}")
-        made, before = self._rerun, attributes(problem)
+        made, before = self.rerun, attributes(problem)
         # the call may take the new args only if nothing else was assigned since it was made (else solve() runs)
         current = made is not None and not made.judged and same_attributes(problem, made.attributes)
         problem.args = tuple([type(o)(n) for n, o in zip(new, old)])   # the problem's own types, as compiled
@@ -284,7 +314,7 @@ class Prepared:
         if not current:
             return
         if made.args_in is None:                    # the first call given args: a call that reads them
-            self._rerun = self._made(args_in_arrays=True)     # (from problem.args as they are now)
+            made.read_args()                        # (from problem.args as they are now)
             return
         for array, value in zip(made.args_in, problem.args):
             array[0] = value
@@ -320,11 +350,6 @@ class Prepared:
             else:
                 a[...] = flat[k:k + a.size].reshape(a.shape)
             k += a.size
-
-    def __repr__(self):
-        fast = "one compiled call" if self._rerun is not None else "solve() each call"
-        name = getattr(self.problem, "name", None) or type(self.problem).__name__
-        return f"Prepared({name}, {self.method!r}: {fast})"
 
 
 # the numbers that may stand for an arg of each type (converted to it: the compiled code's type)
