@@ -422,9 +422,14 @@ def kernel(fn, signature, cache=True, nogil=False):
 
 
 def _described(value):
-    """What a kernel's closure holds, as the key of Numba's cache sees it: a dispatcher by what it compiles."""
+    """What a kernel's closure holds, as the key of Numba's cache sees it: a dispatcher by what it compiles, a
+    closure (a helper a factory made, such as :func:`.ensemble.make_trajectory`'s) by its code and what it
+    holds -- pickled whole, it named its file, and a reinstall in another folder compiled it again."""
     if isinstance(value, CPUDispatcher):
         return "dispatcher", value.py_func, tuple(map(str, value.signatures)), str(sorted(value.targetoptions.items()))
+    if isinstance(value, type(_described)) and value.__closure__:
+        return ("closure", value.__qualname__, hashlib.sha256(value.__code__.co_code).hexdigest(),
+                tuple(_described(cell.cell_contents) for cell in value.__closure__))
     return value
 
 
