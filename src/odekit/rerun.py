@@ -130,9 +130,12 @@ class Rerun:
         # attributes are), and nothing after y0; and the shape of its states
         parts = tuple(a.reshape(-1) for a in problem.state_arrays())
         self.parts = parts + (np.empty(0, dtype=start._y.dtype),) * (2 - len(parts))
-        # the shape of the last run's output (Solution.y's, which the call writes: reshaped in Python, the
-        # states of a second-order problem took 0.15 of a 2.6 us prepared call), and its Stats
-        self.size, self.dtype = (0,) + problem.unflatten(start._y[None]).shape[1:], start._y.dtype
+        # (the call writes flat states, whatever their shape: one structure to compile for every problem of
+        # a family, which odekit warmup compiles ahead -- a second-order problem's, written in their shape by
+        # the call, were compiled again, to save the 0.08 us of reshaping them here)
+        shape = problem.unflatten(start._y[None]).shape[1:]
+        self.shape = None if len(shape) == 1 else (-1,) + shape
+        self.size, self.dtype = (0, start._y.size), start._y.dtype     # the last run's output, and its Stats
         self.last = None, None
         self.runs = 0                                   # solves it ran (from their start on)
         self._lane = self._new_lane()                   # compiled (or loaded) now, not in a later solve
@@ -160,7 +163,7 @@ class Rerun:
         if problem is not self.problem or not same_attributes(problem, self.attributes):
             return None
         taken, self._lane = self._lane or self._new_lane(), None    # a solve from another thread makes its own
-        size = self.size                   # the last run's output: (rows, *shape of a state)
+        size = self.size                   # the last run's output: (rows, length of a state)
         t, y = np.empty(size[0]), np.empty(size, dtype=self.dtype)
         try:
             code, rows, nfev, njev, nlu, accepted, rejected, ratio = taken[0](t, y, True)
@@ -179,7 +182,8 @@ class Rerun:
             return self._otherwise(problem, taken, code, rows, t, y, stats, ratio)
         self.runs += 1
         self._lane = taken
-        return Solution(problem, self.method, t, y, stats, _SUCCESS, self.message, "numba")
+        return Solution(problem, self.method, t, y if self.shape is None else y.reshape(self.shape), stats,
+                        _SUCCESS, self.message, "numba")
 
     def read_args(self):
         """From now on, run with the args written into ``self.args_in`` (arrays of one entry each, made from the
@@ -203,6 +207,7 @@ class Rerun:
         to each (a repeated solve 4.48 -> 4.59 us, a prepared call 3.20 -> 3.30, alternating, best of three).
         """
         problem, empty, dtype, note_after, warned = self.problem, np.empty, self.dtype, self.note_after, self.warning
+        shape = self.shape
 
         def call(y0=None, args=None):
             if y0 is not None or args is not None or warned or not same_attributes(problem, self.attributes):
@@ -224,14 +229,14 @@ class Rerun:
             if rows != size[0]:
                 t, y = self._resized(taken[0], rows, y)
             self.runs += 1
-            return t, y
+            return t, y if shape is None else y.reshape(shape)
 
         return call
 
     def _resized(self, call, rows, y):
         """New ``t`` and ``y`` of ``rows`` rows, the last run's output written into them by ``call`` (it
         wrote nothing into arrays of another length); the next call makes arrays of this size."""
-        self.size = (rows,) + y.shape[1:]
+        self.size = (rows, y.shape[1])
         t, y = np.empty(rows), np.empty(self.size, dtype=self.dtype)
         call(t, y, False)
         return t, y
@@ -260,7 +265,8 @@ class Rerun:
         if self._noted(stats.naccepted, lane, ratio):    # judged from its steps, as a first solve's
             note = self._adopted(lane)._stiffness_note(code, self.recorder, t, y)
             message = f"{message.rstrip('.')}. {note}" if note else message
-        return Solution(problem, self.method, t, y, stats, _SUCCESS, message, "numba")
+        return Solution(problem, self.method, t, y if self.shape is None else y.reshape(self.shape), stats,
+                        _SUCCESS, message, "numba")
 
     def _noted(self, accepted, lane, ratio):
         """Whether a run of ``accepted`` steps on ``lane`` may end with a stiffness note: judged then, on an
@@ -310,5 +316,4 @@ def _compiled(start, args, state, args_in_arrays=False):
     y = start._y
     call = make_one_run(pick, freshener(tuple(a.ndim for a in start._scratch), False))
     return jit.bundled(None, args + (state,), family.builtin, announce, call,
-                       (np.empty(0), np.empty((0,) + start.problem.unflatten(y[None]).shape[1:], dtype=y.dtype),
-                        True))
+                       (np.empty(0), np.empty((0, y.size), dtype=y.dtype), True))

@@ -169,7 +169,6 @@ def make_one_run(pick, fresh):
         judged, bound_after, first, second = start
         t, y = borrowed((t, y))                # (the caller holds them)
         y0 = rows.y0[0]
-        y = y.reshape((y.shape[0], y0.shape[0]))      # (Solution.y's shape: the states of a second-order problem)
         fs, ist, W = lane[3], lane[4], lane[0][0]
         ratio = np.nan
         if run:
