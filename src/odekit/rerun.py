@@ -202,7 +202,7 @@ class Rerun:
         stiffness (it runs again: rare, and costing more than its run).
 
         One function for the whole call, which :class:`odekit.solve.Prepared` calls from C: each level of
-        Python calls took 0.07-0.17 of a 2.4 us call (three steps of Kepler's orbit), each attribute read
+        Python calls took 0.07-0.17 of a 2.5 us call (three steps of Kepler's orbit), each attribute read
         0.03.  The call as :meth:`solve` makes it, written out again: a helper shared by both added 0.1 us
         to each (a repeated solve 4.48 -> 4.59 us, a prepared call 3.20 -> 3.30, alternating, best of three).
         """
