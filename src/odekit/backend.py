@@ -693,6 +693,24 @@ def _compiled_kernels(family, args_type, dtype, fns, kernel_data, events):
     return _KERNELS[key]
 
 
+def plain_drive(family, fns, kernel_data, dtype):
+    """``family``'s plain loop (see :func:`odekit.kernels.driver.make_drive`) for runs whose functions are
+    ``fns``, which a repeated solve's call runs (see :mod:`odekit.rerun`): compiled, or loaded from the disk
+    cache, once per kind of args and dtype, and announced as the family's loop is."""
+    from .kernels import jit
+
+    args_type = jit.typeof(fns.args)            # (packed args are typed as packed: jit.PACKED_ARGS)
+    key = (family, args_type, dtype, "plain")
+    if key not in _KERNELS:
+        _, drive_sig = jit.kernel_signatures(fns, *kernel_data, dtype)
+        drive = family.drive(False, plain=True)
+        if not (family.builtin and jit.on_disk(drive, drive_sig)):
+            warnings.warn(_compiling_notice(family, args_type, dtype, False, plain=True), CompilationNotice,
+                          stacklevel=caller_stacklevel())
+        _KERNELS[key] = jit.kernel(drive, drive_sig, family.builtin)
+    return _KERNELS[key]
+
+
 def quick_call(kernels, bundles, family):
     """``call()``: ``family``'s compiled loop on a run's ``bundles`` in one argument (see
     :func:`odekit.kernels.jit.bundled`), for :meth:`odekit.Integrator.step`; announced when compiled."""
@@ -705,14 +723,16 @@ def quick_call(kernels, bundles, family):
     return jit.bundled(kernels.drive, bundles, family.builtin, announce)
 
 
-def _compiling_notice(family, args_type, dtype, events):
-    """The :class:`CompilationNotice` of ``family``'s loop: what is compiled, for what, and how often."""
+def _compiling_notice(family, args_type, dtype, events, plain=False):
+    """The :class:`CompilationNotice` of ``family``'s loop (its plain one, see :func:`plain_drive`): what is
+    compiled, for what, and how often."""
     from .kernels import jit
 
     kind = (f"args of at most {packing.SLOTS} floats and ints" if args_type == jit.PACKED_ARGS
             else f"args {args_type}")
-    what = (f"odekit: compiling the {family.title} loop ({family.name}{', with events' if events else ''}) "
-            f"for {kind} and {dtype} states with Numba: ")
+    variant = ", with events" if events else ", plain: for repeated solves" if plain else ""
+    what = (f"odekit: compiling the {family.title} loop ({family.name}{variant}) for {kind} and {dtype} states "
+            "with Numba: ")
     if not family.builtin:
         return what + "tens of seconds, in every process (a family outside odekit is not kept in the cache)"
     return what + ("tens of seconds, once per machine (kept in Numba's cache; "

@@ -187,16 +187,18 @@ class Family:
     def work_rows(self, stages):
         return STAGE + stages + FAMILY_ROWS if self.rows is None else self.rows
 
-    def drive(self, events):
-        """The family's integration loop (its stepper inlined) for runs with ``events`` or without."""
-        return self._drives[bool(events)]
+    def drive(self, events, plain=False):
+        """The family's integration loop (its stepper inlined) for runs with ``events`` or without; ``plain``,
+        without events, for runs that neither double their steps nor keep interpolants (see
+        :func:`odekit.kernels.driver.make_drive`)."""
+        return self._drives[2 if plain else int(bool(events))]
 
     @cached_property
     def _drives(self):
-        # two loops, each made once: one without the event search compiles faster
+        # three loops, each made once: one without the event search compiles faster, a plain one starts sooner
         return tuple(make_drive(self.step, self.deriv, self.restart, self.scale_by_new, events, self.extend,
-                                self.self_controlled)
-                     for events in (False, True))
+                                self.self_controlled, plain)
+                     for events, plain in ((False, False), (True, False), (False, True)))
 
     @property
     def builtin(self):

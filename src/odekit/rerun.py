@@ -27,7 +27,7 @@ import warnings
 
 import numpy as np
 
-from .backend import CompilationNotice, caller_stacklevel
+from .backend import CompilationNotice, caller_stacklevel, plain_drive
 from .checks import NO_LIMIT
 from .controllers import FixedStep
 from .integrator import STARTS_KEPT, STARTS_SIZE, attributes, same_attributes
@@ -153,9 +153,7 @@ class Rerun:
         r = self.recorder
         records = Records(r.t_eval, r.out_t.copy()[None], r.out_y.copy()[None], np.zeros((1, 0)),
                           np.zeros((1, 0, 2), dtype=np.int64), np.zeros((1, 0, n), dtype=dtype))
-        k = s._kernels
-        args = (s._fns, s._method_data, rows, records, lane, no_output(dtype), k.drive.first_class,
-                k.deriv.first_class)
+        args = (s._fns, s._method_data, rows, records, lane, no_output(dtype))
         return _compiled(s, args, (self.judged, self.bound_after) + self.parts, self.args_in is not None), records, lane
 
     def solve(self, problem):
@@ -301,7 +299,9 @@ def _compiled(start, args, state, args_in_arrays=False):
     """The run of an ensemble's trajectory on ``args`` from ``state`` (see
     :func:`odekit.kernels.ensemble.make_one_run`), as a call of the output arrays and whether to run; compiled, or
     loaded from the disk cache, once per structure of arguments.  ``args_in_arrays``: the problem's args are
-    read from arrays of one entry each, as an ensemble's stacked args are."""
+    read from arrays of one entry each, as an ensemble's stacked args are.  The family's loop is its plain one
+    (no step doubling, no dense output: see :func:`odekit.kernels.driver.make_drive`) unless the run doubles
+    its steps."""
     from .kernels import jit
 
     family = start.method.family
@@ -311,9 +311,12 @@ def _compiled(start, args, state, args_in_arrays=False):
                       "odekit.solve makes when it solves a problem again, with Numba: a few seconds, once per "
                       "machine", CompilationNotice, stacklevel=caller_stacklevel())
     k = start._kernels
+    y = start._y
+    drive = (k.drive if start.controller.kind == L.DOUBLING else
+             plain_drive(family, start._fns, (start._method_data, start._scratch), y.dtype))
+    args = args + (drive.first_class, k.deriv.first_class)
     pick = (picker((True,) * len(start.problem.args), k.packed) if args_in_arrays else
             picker((False,) * len(k.args(start.problem.args))))       # the args, as the loop takes them
-    y = start._y
     call = make_one_run(pick, freshener(tuple(a.ndim for a in start._scratch), False))
     return jit.bundled(None, args + (state,), family.builtin, announce, call,
                        (np.empty(0), np.empty((0, y.size), dtype=y.dtype), True))

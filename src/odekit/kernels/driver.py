@@ -92,7 +92,8 @@ def extends_nothing(rhs, args, m, scratch, t, h, y, ist, fs):
     return SUCCESS
 
 
-def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=extends_nothing, measures_error=False):
+def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=extends_nothing, measures_error=False,
+               plain=False):
     """The integration loop of the family whose stepper is ``step`` (and ``restart`` its memory's reset).
 
     ``extend(rhs, args, m, scratch, t, h, y, ist, fs) -> code`` evaluates
@@ -111,7 +112,13 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=ex
     error norm in ``fs[STEP_ERR]`` (a self-controlled family, which measured
     it for its own choice), and the loop does not measure it again; a
     constant too -- as a branch on the controller's kind, compiled into
-    every loop, it made the explicit pairs' loop 15 % slower.
+    every loop, it made the explicit pairs' loop 15 % slower.  ``plain``:
+    the loop of runs that neither double their steps nor keep interpolants
+    (dense output), both pruned, as a repeated solve's call runs them
+    (:mod:`odekit.rerun`): a constant too, whose smaller loop starts a short
+    run sooner (Kepler over three steps of ``dp54``, the prepared call:
+    2.52 -> 2.33 us; ``vern8`` on Arenstorf and Lorenz, ``bdf`` and
+    ``rodas4``/``rodas5p`` on the stiff problems took the same time).
     """
     scale = YNEW if scale_by_new else Y
 
@@ -147,8 +154,9 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=ex
         end_finite = np.isfinite(t_end)          # Integrator.step runs towards +-inf
         record_steps = ist[RECORD] == RECORD_STEPS
         record_teval = ist[RECORD] == RECORD_TEVAL
-        dense = dense_t.shape[0] > 0
-        own = P.shape[0] > 0 and kind != DOUBLING
+        dense = not plain and dense_t.shape[0] > 0
+        doubling = not plain and kind == DOUBLING
+        own = P.shape[0] > 0 and not doubling
         Pused = P if own else P[:0]
         stages = Pused.shape[0]
         doubling_scale = 1.0 / (2.0 ** ctrl[C_ORDER] - 1.0)
@@ -214,7 +222,6 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=ex
             # --- attempt it: one step of h, or for step doubling one step of h
             # and two of h/2 (Richardson).  One call site, so that the compiled
             # loop holds one copy of the inlined stepper.
-            doubling = kind == DOUBLING
             code = SUCCESS
             have_fnew = have_fhalf = False
             for sub in range(3 if doubling else 1):
