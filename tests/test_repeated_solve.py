@@ -168,15 +168,17 @@ def test_a_solve_with_a_controller_of_odekits_own_runs_again_in_one_call(method,
 
 def test_a_solve_again_runs_its_familys_plain_loop_unless_it_doubles_its_steps(monkeypatch):
     """The call runs the family's loop without step doubling and dense output (smaller, it starts a short
-    run sooner), to the numbers of a first solve; a run that doubles its steps runs the whole loop."""
+    run sooner), to the numbers of a first solve, where the family runs it (Family.plain_reruns: explicit
+    Runge-Kutta); a run that doubles its steps, or of another family, runs the whole loop."""
     asked = []
     plain = rerun.plain_drive
     monkeypatch.setattr(rerun, "plain_drive", lambda family, *rest: asked.append(family.name) or plain(family, *rest))
-    for controller in (odekit.PIController(safety=0.8), odekit.StepDoubling(safety=0.8)):
+    for method, controller in (("dp54", odekit.PIController(safety=0.8)), ("dp54", odekit.StepDoubling(safety=0.8)),
+                               ("rodas4", odekit.PIController(safety=0.8))):
         problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(3.0,))
-        first = fresh_solve(problem, "dp54", controller=controller)
-        often(problem, "dp54", controller=controller)
-        assert_same(odekit.solve(problem, "dp54", controller=controller), first)
+        first = fresh_solve(problem, method, controller=controller)
+        often(problem, method, controller=controller)
+        assert_same(odekit.solve(problem, method, controller=controller), first)
         assert _rerun_of(problem).runs >= 1
     assert asked == ["explicit_rk"]
 

@@ -300,8 +300,8 @@ def _compiled(start, args, state, args_in_arrays=False):
     :func:`odekit.kernels.ensemble.make_one_run`), as a call of the output arrays and whether to run; compiled, or
     loaded from the disk cache, once per structure of arguments.  ``args_in_arrays``: the problem's args are
     read from arrays of one entry each, as an ensemble's stacked args are.  The family's loop is its plain one
-    (no step doubling, no dense output: see :func:`odekit.kernels.driver.make_drive`) unless the run doubles
-    its steps."""
+    (no step doubling, no dense output: see :func:`odekit.kernels.driver.make_drive`) where the family runs
+    it for repeated solves (``Family.plain_reruns``), unless the run doubles its steps."""
     from .kernels import jit
 
     family = start.method.family
@@ -312,8 +312,8 @@ def _compiled(start, args, state, args_in_arrays=False):
                       "machine", CompilationNotice, stacklevel=caller_stacklevel())
     k = start._kernels
     y = start._y
-    drive = (k.drive if start.controller.kind == L.DOUBLING else
-             plain_drive(family, start._fns, (start._method_data, start._scratch), y.dtype))
+    drive = (plain_drive(family, start._fns, (start._method_data, start._scratch), y.dtype)
+             if family.plain_reruns and start.controller.kind != L.DOUBLING else k.drive)
     args = args + (drive.first_class, k.deriv.first_class)
     pick = (picker((True,) * len(start.problem.args), k.packed) if args_in_arrays else
             picker((False,) * len(k.args(start.problem.args))))       # the args, as the loop takes them

@@ -191,7 +191,7 @@ def prepare(problem, method="dp54", *, h=None, rtol=1e-6, atol=1e-9, adaptive=No
     hold in ``Solution.t`` and ``Solution.y``, bit for bit.  A compiled run
     that simply succeeds is one call of compiled code with no
     :class:`Solution` made around it: over three steps of Kepler's orbit
-    2.5 us against :func:`solve`'s 4.0 (see benchmarks/README.md, *A small
+    2.3 us against :func:`solve`'s 3.8 (see benchmarks/README.md, *A small
     solve*).
 
     Parameters

@@ -117,8 +117,8 @@ def make_drive(step, deriv, restart, scale_by_new=False, events=False, extend=ex
     (dense output), both pruned, as a repeated solve's call runs them
     (:mod:`odekit.rerun`): a constant too, whose smaller loop starts a short
     run sooner (Kepler over three steps of ``dp54``, the prepared call:
-    2.52 -> 2.33 us; ``vern8`` on Arenstorf and Lorenz, ``bdf`` and
-    ``rodas4``/``rodas5p`` on the stiff problems took the same time).
+    2.52 -> 2.33 us) -- for the families that run it
+    (``Family.plain_reruns``: the Rosenbrock family's ran slower).
     """
     scale = YNEW if scale_by_new else Y
 
