@@ -455,6 +455,19 @@ def test_a_prepared_solve_checks_its_arguments_as_solve_does_and_runs_solve_wher
         pickle.dumps(odekit.prepare(problem, "dp54"))
 
 
+def test_a_prepared_solve_of_a_problem_with_events_solves_each_call_as_solve_does():
+    # a start with events is never repeated in one call: prepare makes no call of it (it once built one, and
+    # Numba refused the events' run state)
+    problem = odekit.ODEProblem(_decay, (0.0, 1.0), [1.0, 2.0], args=(3.0,),
+                                events=[odekit.Event(lambda t, y, k: y[0] - 0.5)])
+    run = odekit.prepare(problem, "dp54")
+    assert run._rerun is None and "solve() each call" in repr(run)
+    expected = fresh_solve(problem, "dp54")
+    t, y = run()
+    np.testing.assert_array_equal(t, expected.t)
+    np.testing.assert_array_equal(y, expected.y)
+
+
 def test_a_ctrl_c_during_a_prepared_call_raises_interrupted_with_what_it_computed():
     problem = odekit.problems.lorenz(t_end=30.0)
     first = fresh_solve(problem, "dp54", rtol=1e-9)

@@ -276,8 +276,8 @@ class _Plan:
         run = {name: value for name, value in options.items() if name not in ("t_eval", "save_every")}
         run = run_options(problem, **run)
         start = Integrator(problem, method, **run)             # compiled now, not at the first call
-        made = rerun.Rerun.made(start, options["t_eval"], checks.count("save_every", options["save_every"]))
-        self.rerun = made if start._keepable(run) else None
+        self.rerun = (rerun.Rerun.made(start, options["t_eval"], checks.count("save_every", options["save_every"]))
+                      if start._keepable(run) else None)
         self.call = self.otherwise if self.rerun is None else self.rerun.caller(self.otherwise)
 
     def otherwise(self, y0=None, args=None):
