@@ -684,13 +684,21 @@ def _compiled_kernels(family, args_type, dtype, fns, kernel_data, events):
     if key not in _KERNELS:
         data, scratch = kernel_data
         deriv_sig, drive_sig = jit.kernel_signatures(fns, data, scratch, dtype)
-        drive = family.drive(events)
-        if not (family.builtin and jit.on_disk(drive, drive_sig)):
-            warnings.warn(_compiling_notice(family, args_type, dtype, events), CompilationNotice,
-                          stacklevel=caller_stacklevel())
-        _KERNELS[key] = (jit.kernel(drive, drive_sig, family.builtin), jit.kernel(family.deriv, deriv_sig,
-                                                                                  family.builtin))
+        _KERNELS[key] = (_loop(family, args_type, dtype, drive_sig, events),
+                         jit.kernel(family.deriv, deriv_sig, family.builtin))
     return _KERNELS[key]
+
+
+def _loop(family, args_type, dtype, drive_sig, events, plain=False):
+    """``family``'s loop (with ``events``, or its plain one) compiled for ``drive_sig``, or loaded from the disk
+    cache; announced when compiled."""
+    from .kernels import jit
+
+    drive = family.drive(events, plain)
+    if not (family.builtin and jit.on_disk(drive, drive_sig)):
+        warnings.warn(_compiling_notice(family, args_type, dtype, events, plain), CompilationNotice,
+                      stacklevel=caller_stacklevel())
+    return jit.kernel(drive, drive_sig, family.builtin)
 
 
 def plain_drive(family, fns, kernel_data, dtype):
@@ -703,11 +711,7 @@ def plain_drive(family, fns, kernel_data, dtype):
     key = (family, args_type, dtype, "plain")
     if key not in _KERNELS:
         _, drive_sig = jit.kernel_signatures(fns, *kernel_data, dtype)
-        drive = family.drive(False, plain=True)
-        if not (family.builtin and jit.on_disk(drive, drive_sig)):
-            warnings.warn(_compiling_notice(family, args_type, dtype, False, plain=True), CompilationNotice,
-                          stacklevel=caller_stacklevel())
-        _KERNELS[key] = jit.kernel(drive, drive_sig, family.builtin)
+        _KERNELS[key] = _loop(family, args_type, dtype, drive_sig, False, plain=True)
     return _KERNELS[key]
 
 
