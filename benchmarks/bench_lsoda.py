@@ -22,10 +22,12 @@ For ``rtol`` from 1e-3 to 1e-11 in half decades: the time of a solve (best
 of 5 timeit-style batches, after a warm-up that compiles) and its error.
 The ratios compare, at three target errors per case, numbalsoda's ``lsoda``
 with the fastest odekit method (with and without the Jacobian), each at the
-loosest ``rtol`` whose error meets the target: above 1 means odekit is
-faster.  Last, the issue's two rows at their exact tolerances.  An error
-``nan``: the run reported success with a state of NaN (``lsoda`` at the
-loosest tolerances on Robertson); ``failed``: it reported failure.  LSODA's
+loosest ``rtol`` whose error meets the target -- found on the ladder, then
+searched between its rungs (:func:`common.searched`; the ratios on the
+ladder alone are printed after them): above 1 means odekit is faster.
+Last, the issue's two rows at their exact tolerances.  An error ``nan``: the
+run reported success with a state of NaN (``lsoda`` at the loosest
+tolerances on Robertson); ``failed``: it reported failure.  LSODA's
 warnings go to stderr.  numbalsoda (the ``peers`` extra) is skipped with a
 note when missing.  Run ``python benchmarks/bench_lsoda.py [--quick]
 [--json PATH]``.  A measurement: nothing asserted.
@@ -228,28 +230,33 @@ def print_case(case, by_solver):
     common.print_table(("rtol", *by_solver), rows)
 
 
-def at_targets(case, by_solver):
-    """Print lsoda and the fastest odekit method at each target error; ``{name: lsoda time / odekit time}``.
+def at_targets(case, by_solver, search):
+    """Print lsoda and the fastest odekit method at each target error; ``{name: lsoda time / odekit time}``, with
+    each solver's tolerance searched between the ladder's rungs and on the ladder alone.
 
-    Each solver at the loosest rtol meeting the target, odekit's fastest with
+    Each solver at the loosest rtol meeting the target (``search(label,
+    points, target)``: see :func:`common.searched`), odekit's fastest with
     the analytic Jacobian and with finite differences apart.
     """
-    ratios, rows = {}, []
+    ratios, ladder, rows = {}, {}, []
     for target in case.targets:
-        hits = {label: common.at_target(points, target) for label, points in by_solver.items()}
-        peer = hits.pop(LSODA, None)
-        best = [peer and (LSODA, peer)]
-        for kind in ("J", "fd"):
-            ours = [(hit, label) for label, hit in hits.items() if hit and label.endswith(" " + kind)]
-            hit, label = min(ours) if ours else (None, None)
-            best.append(hit and (label, hit))
-            if peer and hit:
-                ratios[f"{case.label}, error {target:.0e}: lsoda / {label}"] = peer[0] / hit[0]
-        rows += [(f"{target:.0e}", label, f"{rtol:.1e}", f"{error:.1e}", f"{seconds * 1e6:.1f}")
-                 for label, (seconds, error, rtol) in filter(None, best)]
-    print("  at each target error: lsoda and odekit's fastest, each at the loosest rtol meeting it")
+        for table, hits in ((ratios, {label: search(label, points, target) for label, points in by_solver.items()}),
+                            (ladder, {label: common.at_target(points, target) for label, points in by_solver.items()})):
+            peer = hits.pop(LSODA, None)
+            best = [peer and (LSODA, peer)]
+            for kind in ("J", "fd"):
+                ours = [(hit, label) for label, hit in hits.items() if hit and label.endswith(" " + kind)]
+                hit, label = min(ours) if ours else (None, None)
+                best.append(hit and (label, hit))
+                if peer and hit:
+                    table[f"{case.label}, error {target:.0e}: lsoda / {label}"] = peer[0] / hit[0]
+            if table is ratios:
+                rows += [(f"{target:.0e}", label, f"{rtol:.1e}", f"{error:.1e}", f"{seconds * 1e6:.1f}")
+                         for label, (seconds, error, rtol) in filter(None, best)]
+    print("  at each target error: lsoda and odekit's fastest, each at the loosest rtol meeting it (searched between "
+          "the ladder's rungs)")
     common.print_table(("error <=", "solver", "rtol", "error", "µs"), rows, "rlrrr", indent="    ")
-    return ratios
+    return ratios, ladder
 
 
 def issue_rows(makers, sizes):
@@ -280,19 +287,31 @@ def main():
                         "errors matched", m, args.quick)
     print(f"  time per solve: best of {sizes.timing.repeats} timeit-style batches, GC off; "
           "error = max |y - ref| / max(|ref|, floor) at t_end")
-    makers, results, ratios = solvers(sizes.methods), {}, {}
+    makers, results, ratios, ladder = solvers(sizes.methods), {}, {}, {}
     for case in sizes.cases:
         ref = reference(case, *sizes.judges)
-        results[case.label] = {label: common.measure(make(case), sizes.rtols, sizes.timing,
-                                                     lambda y: case.error(y, ref))
-                               for label, make in makers.items()}
+        runs = {label: make(case) for label, make in makers.items()}
+
+        def error(y, case=case, ref=ref):
+            return case.error(y, ref)
+
+        def search(label, points, target, runs=runs, error=error):
+            return common.searched(runs[label], points, target, sizes.timing, error)
+
+        results[case.label] = {label: common.measure(run, sizes.rtols, sizes.timing, error)
+                               for label, run in runs.items()}
         print_case(case, results[case.label])
-        ratios.update(at_targets(case, results[case.label]))
+        searched, on_ladder = at_targets(case, results[case.label], search)
+        ratios.update(searched)
+        ladder.update(on_ladder)
     report = {"machine": m, "quick": args.quick, "issue_rows": issue_rows(makers, sizes),
               "cases": {case: common.ladder_json(by_solver) for case, by_solver in results.items()}}
     common.print_peer_ratios(ratios, results, "time of numbalsoda's lsoda / time of odekit's fastest method at "
                              "the same error (above 1: odekit faster)", "method")
-    report["ratios"] = ratios
+    if ratios:
+        common.print_ratios("the same, each solver at the loosest rung of the ladder meeting the target (before the "
+                            "search between rungs)", ladder)
+    report["ratios"], report["ratios_on_the_ladder"] = ratios, ladder
     common.write_json(args.json, report)
 
 

@@ -19,8 +19,10 @@ a warm-up that compiles).  The figure, error against time, goes to
 ``--plot PATH`` (``benchmarks/figures/work_precision.png`` in the README).
 The ratios compare, at each target error, the fastest odekit pair with
 numbalsoda's ``dop853`` (Hairer's Fortran, its fastest non-stiff solver),
-each at the loosest tolerance whose error meets the target: a ratio above 1
-means odekit is faster.  The tightest target stays ten times above the
+each at the loosest tolerance whose error meets the target -- found on the
+ladder, then searched between its rungs (:func:`common.searched`; the
+ratios on the ladder alone are printed after them): a ratio above 1 means
+odekit is faster.  The tightest target stays ten times above the
 problem's rounding floor (:func:`rounding_floor`, printed): below it a
 solver meets a target by chance.  For Arenstorf one more ratio is issue
 #17's own row: numbalsoda's ``dop853`` at ``rtol`` 1e-10 against odekit's
@@ -189,6 +191,12 @@ def solvers(sizes):
     return out
 
 
+def _fastest_ours(hits):
+    """``(seconds, pair)`` of odekit's fastest pair in ``hits`` (``{label: (seconds, error, rtol) or None}``)."""
+    return min(((hit[0], label.split()[1]) for label, hit in hits.items() if hit and label.startswith("odekit")),
+               default=None)
+
+
 def plot(results, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -217,42 +225,54 @@ def main():
     sizes = QUICK if args.quick else Sizes()
     m = common.machine()
     common.print_header("odekit explicit pairs: work against precision, errors matched", m, args.quick)
-    results, ratios, report = {}, {}, {"machine": m, "quick": args.quick, "cases": {}}
+    results, ratios, ladder, report = {}, {}, {}, {"machine": m, "quick": args.quick, "cases": {}}
     for case, (fun, y0, t_end) in cases(sizes).items():
         ref = reference(case, fun, y0, t_end)
         floor = rounding_floor(fun, y0, t_end)
         print(f"  {case} rounding floor: one ulp in y0 moves the end by {floor:.1e}; the tightest target "
               f"{min(sizes.targets[case]):.0e} is {min(sizes.targets[case]) / floor:.0f} times that")
-        results[case] = {label: common.measure(make(fun, y0, t_end), sizes.rtols, sizes.timing,
-                                               lambda y: _error(y, ref), slow=label.startswith("scipy"))
-                         for label, make in solvers(sizes).items()}
+        runs = {label: make(fun, y0, t_end) for label, make in solvers(sizes).items()}
+
+        def error(y, ref=ref):
+            return _error(y, ref)
+        results[case] = {label: common.measure(run, sizes.rtols, sizes.timing, error, slow=label.startswith("scipy"))
+                         for label, run in runs.items()}
+
+        def hits(target, labels, search=True):
+            """Each solver of ``labels`` at ``target``: its tolerance searched between rungs, or the rung alone."""
+            return {label: common.searched(runs[label], results[case][label], target, sizes.timing, error,
+                                           slow=label.startswith("scipy")) if search
+                    else common.at_target(results[case][label], target) for label in labels}
+
         rows = []
         for target in sizes.targets[case]:
-            best = {label: common.at_target(points, target) for label, points in results[case].items()}
+            best = hits(target, runs)
             for label, hit in best.items():
                 rows.append((case, f"{target:.0e}", label) + ((f"{hit[2]:.1e}", f"{hit[1]:.1e}",
                                                                 f"{hit[0] * 1e6:.1f}") if hit else ("-", "-", "-")))
-            ours = [(hit[0], label) for label, hit in best.items() if hit and label.startswith("odekit")]
-            peer = best.get("numbalsoda dop853")
-            if ours and peer:
-                seconds, label = min(ours)
-                ratios[f"{case}, error {target:.0e}: numbalsoda dop853 / {label.split()[1]}"] = peer[0] / seconds
+            for table, found in ((ratios, best), (ladder, hits(target, runs, search=False))):
+                ours, peer = _fastest_ours(found), found.get("numbalsoda dop853")
+                if ours and peer:
+                    table[f"{case}, error {target:.0e}: numbalsoda dop853 / {ours[1]}"] = peer[0] / ours[0]
         issue = sizes.issue_rtol.get(case)
         peer = issue and min(results[case].get("numbalsoda dop853", []), default=None,
                              key=lambda p: abs(math.log(p[0] / issue)))
         if peer:
-            hits = [(hit[0], label) for label, points in results[case].items() if label.startswith("odekit")
-                    for hit in [common.at_target(points, peer[1])] if hit]
-            if hits:
-                seconds, label = min(hits)
-                ratios[f"{case}, numbalsoda dop853 at rtol {issue:.0e} (error {peer[1]:.1e}) / "
-                       f"{label.split()[1]}"] = peer[2] / seconds
+            odekit_pairs = [label for label in runs if label.startswith("odekit")]
+            for table, search in ((ratios, True), (ladder, False)):
+                ours = _fastest_ours(hits(peer[1], odekit_pairs, search))
+                if ours:
+                    table[f"{case}, numbalsoda dop853 at rtol {issue:.0e} (error {peer[1]:.1e}) / {ours[1]}"] = (
+                        peer[2] / ours[0])
         print()
         common.print_table(("problem", "error <=", "solver", "rtol", "error", "µs"), rows)
         report["cases"][case] = common.ladder_json(results[case])
     common.print_peer_ratios(ratios, results, "time of numbalsoda's dop853 / time of odekit's fastest pair at "
                              "the same error (above 1: odekit faster)", "pair")
-    report["ratios"] = ratios
+    if ratios:
+        common.print_ratios("the same, each solver at the loosest rung of the ladder meeting the target (before the "
+                            "search between rungs)", ladder)
+    report["ratios"], report["ratios_on_the_ladder"] = ratios, ladder
     if args.plot:
         plot(results, args.plot)
     common.write_json(args.json, report)

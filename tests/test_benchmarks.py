@@ -76,3 +76,36 @@ def test_quick_mode_runs_and_prints_finite_ratios(script, tmp_path):
         assert ratios, f"ratio table {title!r} of {script.name} is empty"
         bad = {name: value for name, value in ratios.items() if not (math.isfinite(value) and value > 0)}
         assert not bad, f"{script.name}, {title!r}: ratios not finite and positive: {bad}"
+
+
+def _common():
+    """benchmarks/common.py, imported as the scripts import it."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import common
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return common
+
+
+def test_the_tolerance_search_finds_the_loosest_tolerance_between_rungs_that_meets_the_target():
+    """A solver whose error is 5 rtol meets 1e-4 from rtol 2e-5 on: the ladder's rung is 1e-5, the search's
+    1e-5 * 10^(2/8) = 1.78e-5 (eighths of a decade from the rung above, 3.16e-5, the loosest that meets it)."""
+    common = _common()
+    tried = []
+
+    def run(rtol):
+        tried.append(rtol)
+        return 5.0 * rtol
+
+    ladder = [10.0 ** (-k / 2) for k in range(6, 13)]
+    timing = common.Timing(repeats=1, batch_seconds=0.0)
+    points = common.measure(run, ladder, timing, error=lambda y: y)
+    assert common.at_target(points, 1e-4)[2] == 1e-5
+    tried.clear()
+    seconds, error, rtol = common.searched(run, points, 1e-4, timing, error=lambda y: y)
+    assert rtol == pytest.approx(10.0 ** -4.75) and error == pytest.approx(5 * 10.0 ** -4.75) and seconds > 0
+    assert sorted(set(tried), reverse=True) == pytest.approx([10.0 ** -4.625, 10.0 ** -4.75])   # looser first
+    # a rung that is the ladder's loosest, or a target no rung meets: nothing to search
+    assert common.searched(run, points, 1.0, timing, error=lambda y: y)[2] == ladder[0]
+    assert common.searched(run, points, 1e-12, timing, error=lambda y: y) is None
