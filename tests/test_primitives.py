@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import odekit.kernels.jit  # noqa: F401  (gives the primitives their compiled loops)
-from odekit.kernels import on_stack
+from odekit.kernels import held, on_stack
 from odekit.kernels.primitives import (add_to_two, axpy, combine, copy_scaled, error_norm, lu_factor, lu_solve,
                                       matvec, scaled_less, scaled_norm, scaled_plus_matvec)
 from odekit.kernels.splitting import closing_kick, copy_velocity, drift, kick, kick_drift_into, kick_into
@@ -166,8 +166,8 @@ def _lu_compiled(M, piv, W, row):
 
 
 def _substitution(LU, piv, b):
-    """The solve written out as the compiled loop sums it: pivots, forward, back with each unknown times the
-    reciprocal of its pivot."""
+    """The solve written out as the compiled loop sums it: pivots, forward, back -- each row's sum from the last
+    unknown down -- with each unknown times the reciprocal of its pivot."""
     b = b.copy()
     n = b.size
     for k in range(n):
@@ -176,7 +176,7 @@ def _substitution(LU, piv, b):
         for j in range(i):
             b[i] -= LU[i, j] * b[j]
     for i in range(n - 1, -1, -1):
-        for j in range(i + 1, n):
+        for j in range(n - 1, i, -1):
             b[i] -= LU[i, j] * b[j]
         b[i] = b[i] * (1.0 / LU[i, i])
     return b
@@ -244,3 +244,22 @@ def test_scratch_on_the_stack_holds_its_numbers_and_allocates_nothing():
         _nrt_python.memsys_disable_stats()
     assert allocations[True] - allocations[False] == 100
     assert on_stack(5).shape == (5,) and on_stack(5).dtype == np.float64
+
+
+@numba.njit(cache=False)
+def _held_pair(a, b):
+    a, b = held((a, b))
+    a[1, 2] = 7.0
+    b[3] += 1.0
+    return a.shape[0], a.shape[1], a.strides[0], b.shape[0], b.sum()
+
+
+def test_held_arrays_are_the_same_arrays():
+    """Compiled, ``held`` passes an array's data pointer, shape and strides through an empty assembly: the
+    arrays that come out are the ones that went in -- writes reach them, shapes and strides are theirs (a
+    field passed in the wrong place would show here); in Python it is the value itself."""
+    a, b = np.zeros((3, 5)), np.arange(6.0)
+    assert _held_pair(a, b) == (3, 5, 40, 6, 16.0)
+    assert a[1, 2] == 7.0 and b[3] == 4.0
+    pair = (a, b)
+    assert held(pair) is pair

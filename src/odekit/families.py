@@ -207,7 +207,7 @@ class Family:
     def _drives(self):
         # three loops, each made once: one without the event search compiles faster, a plain one starts sooner
         return tuple(make_drive(self.step, self.deriv, self.restart, self.scale_by_new, events, self.extend,
-                                self.self_controlled, plain)
+                                self.self_controlled, plain, hold=self.implicit)
                      for events, plain in ((False, False), (True, False), (False, True)))
 
     @property

@@ -42,6 +42,7 @@ except ImportError:       # pragma: no cover - Windows: each process compiles fo
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.core import caching, cgutils, serialize
 from numba.core.bytecode import FunctionIdentity
@@ -54,7 +55,7 @@ from numba.extending import intrinsic, overload, register_jitable
 from numba.misc.appdirs import AppDirs
 from numba.np.arrayobj import populate_array
 
-from . import COMPILED_AS, JITABLE, borrowed, on_stack, packing
+from . import COMPILED_AS, JITABLE, borrowed, held, on_stack, packing
 from .. import families  # noqa: F401  (imports every family's stepper, so their decorators have run)
 from .. import kernels as kernels_package
 
@@ -112,6 +113,39 @@ def _borrowed(typingctx, value):
 @overload(borrowed, inline="always")
 def _overload_borrowed(value):
     return lambda value: _borrowed(value)
+
+
+def _opaque(builder, value):
+    """``value`` through an empty inline assembly: the same bits, where LLVM no longer sees where they came from."""
+    return builder.asm(ir.FunctionType(value.type, [value.type]), "", "=r,0", [value], False)
+
+
+def _held_value(context, builder, typ, value):
+    if isinstance(typ, types.Array):
+        array = context.make_array(typ)(context, builder, value=value)
+        array.data = _opaque(builder, array.data)
+        for field in ("shape", "strides"):
+            items = getattr(array, field)
+            for i in range(items.type.count):
+                items = builder.insert_value(items, _opaque(builder, builder.extract_value(items, i)), i)
+            setattr(array, field, items)
+        return array._getvalue()
+    if isinstance(typ, types.BaseTuple):
+        items = [_held_value(context, builder, t, builder.extract_value(value, i)) for i, t in enumerate(typ)]
+        return context.make_tuple(builder, typ, items)
+    return value
+
+
+@intrinsic
+def _held(typingctx, value):
+    def codegen(context, builder, signature, args):
+        return _held_value(context, builder, signature.args[0], args[0])
+    return value(value), codegen
+
+
+@overload(held, inline="always")
+def _overload_held(value):
+    return lambda value: _held(value)
 
 
 @intrinsic
