@@ -263,3 +263,38 @@ def test_held_arrays_are_the_same_arrays():
     assert a[1, 2] == 7.0 and b[3] == 4.0
     pair = (a, b)
     assert held(pair) is pair
+
+
+HELD_MANY_TIMES = """
+import numpy as np, numba
+from odekit.kernels import held
+import odekit.kernels.jit
+
+@numba.njit(cache=False)
+def first(a, b):
+    a, b = held((a, b))
+    return a[0] + b[0]
+
+for i in range(2000):
+    first(np.ones(3), np.ones(4))
+    kept = [np.ones(7) for _ in range(5)]
+print("ok")
+"""
+
+
+def test_held_arrays_of_their_own_are_counted_as_a_call_returning_them_counts_them():
+    """``held`` of arrays that are not borrowed hands back a reference of its own, as a function returning its
+    argument does: without it, each call released the arrays once too often, and a few thousand calls later
+    malloc found its heap corrupted and aborted the process (as a whole test run once did).  In a process
+    of its own, so that a failure is this test's."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    import odekit
+
+    env = dict(os.environ, PYTHONPATH=str(pathlib.Path(odekit.__file__).parents[1]))
+    done = subprocess.run([sys.executable, "-c", HELD_MANY_TIMES], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -47,6 +47,7 @@ from numba import types
 from numba.core import caching, cgutils, serialize
 from numba.core.bytecode import FunctionIdentity
 from numba.core.errors import NumbaIRAssumptionWarning
+from numba.core.imputils import impl_ret_borrowed
 from numba.core.registry import CPUDispatcher
 from numba.core.types.function_type import CompileResultWAP
 from numba.core.typing.typeof import typeof_impl
@@ -139,7 +140,9 @@ def _held_value(context, builder, typ, value):
 @intrinsic
 def _held(typingctx, value):
     def codegen(context, builder, signature, args):
-        return _held_value(context, builder, signature.args[0], args[0])
+        # a new reference, as a function returning its argument gives one (a no-op for borrowed arrays)
+        return impl_ret_borrowed(context, builder, signature.return_type,
+                                 _held_value(context, builder, signature.args[0], args[0]))
     return value(value), codegen
 
 
