@@ -91,17 +91,25 @@ for _fn, _loop, _in, _cold in COMPILED_AS:
     overload(_fn, jit_options=_options(_in, _cold), strict=False, inline=_inline(_in))(_overload_with(_loop))
 
 
-def _without_count(context, builder, typ, value):
-    """``value`` with the reference counts of its arrays cut off (null meminfo and parent)."""
+def _each_array(context, builder, typ, value, edit):
+    """``value`` with ``edit(array)`` (Numba's structure of an array, edited in place) done to each of its arrays,
+    in tuples too."""
     if isinstance(typ, types.Array):
         array = context.make_array(typ)(context, builder, value=value)
-        array.meminfo = cgutils.get_null_value(array.meminfo.type)
-        array.parent = cgutils.get_null_value(array.parent.type)
+        edit(array)
         return array._getvalue()
     if isinstance(typ, types.BaseTuple):
-        items = [_without_count(context, builder, t, builder.extract_value(value, i)) for i, t in enumerate(typ)]
+        items = [_each_array(context, builder, t, builder.extract_value(value, i), edit) for i, t in enumerate(typ)]
         return context.make_tuple(builder, typ, items)
     return value
+
+
+def _without_count(context, builder, typ, value):
+    """``value`` with the reference counts of its arrays cut off (null meminfo and parent)."""
+    def cut(array):
+        array.meminfo = cgutils.get_null_value(array.meminfo.type)
+        array.parent = cgutils.get_null_value(array.parent.type)
+    return _each_array(context, builder, typ, value, cut)
 
 
 @intrinsic
@@ -122,25 +130,21 @@ def _opaque(builder, value):
 
 
 def _held_value(context, builder, typ, value):
-    if isinstance(typ, types.Array):
-        array = context.make_array(typ)(context, builder, value=value)
+    """``value`` with its arrays' data pointers, shapes and strides each through :func:`_opaque`."""
+    def hide(array):
         array.data = _opaque(builder, array.data)
         for field in ("shape", "strides"):
             items = getattr(array, field)
             for i in range(items.type.count):
                 items = builder.insert_value(items, _opaque(builder, builder.extract_value(items, i)), i)
             setattr(array, field, items)
-        return array._getvalue()
-    if isinstance(typ, types.BaseTuple):
-        items = [_held_value(context, builder, t, builder.extract_value(value, i)) for i, t in enumerate(typ)]
-        return context.make_tuple(builder, typ, items)
-    return value
+    return _each_array(context, builder, typ, value, hide)
 
 
 @intrinsic
 def _held(typingctx, value):
     def codegen(context, builder, signature, args):
-        # a new reference, as a function returning its argument gives one (a no-op for borrowed arrays)
+        # a new reference, as a function returning its argument gives (none to take for a borrowed array)
         return impl_ret_borrowed(context, builder, signature.return_type,
                                  _held_value(context, builder, signature.args[0], args[0]))
     return value(value), codegen
