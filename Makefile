@@ -46,7 +46,7 @@ $(VENV)/.installed-bench: $(BIN)/python pyproject.toml
 	touch $@ $(VENV)/.installed-base
 
 # every benchmark, each as a script (benchmarks/README.md); `--quick` runs are part of `make test`
-BENCHMARKS := core pairs stiff lsoda floor events startup cloth ensemble whfast nbody reversible rkn
+BENCHMARKS := core pairs controllers stiff lsoda floor events startup cloth ensemble whfast nbody reversible rkn
 bench: $(VENV)/.installed-bench
 	for b in $(BENCHMARKS); do $(BIN)/python benchmarks/bench_$$b.py || exit 1; done
 
