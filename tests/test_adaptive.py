@@ -207,20 +207,25 @@ def test_the_first_step_is_hairers_choice_as_scipy_computes_it(fun, y0, rtol, at
 
 # --- Gustafsson's predictive control (radau5's) -------------------------------------------
 
-def test_predictive_control_is_radau5s_default_and_a_choice_for_any_pair():
+def test_the_prediction_bounds_every_pair_by_default_and_can_be_turned_off():
     radau = odekit.method("radau5")
     p = odekit.PIController().params(radau)
     assert p[layout.C_PREDICTIVE] == 1 and p[layout.C_EXPONENT] == 4          # min(5, 3) + 1
-    assert p[layout.C_BETA1] == pytest.approx(1 / 4) and p[layout.C_BETA2] == 0
-    assert odekit.PIController(predictive=False).params(radau)[layout.C_PREDICTIVE] == 0
-    assert params()[layout.C_PREDICTIVE] == 0
-    assert params(predictive=True)[layout.C_PREDICTIVE] == 1
+    assert p[layout.C_BETA1] == pytest.approx(1 / 4) and p[layout.C_BETA2] == 0   # RADAU5's integral gains
+    plain = odekit.PIController(predictive=False).params(radau)
+    assert plain[layout.C_PREDICTIVE] == 0 and plain[layout.C_BETA1] == pytest.approx(1 / 4)
+    # the other pairs: the bound with the PI gains
+    for name in ("dp54", "dprkn8", "rodas4", "kencarp4"):
+        p = odekit.PIController().params(odekit.method(name))
+        k = p[layout.C_EXPONENT]
+        assert p[layout.C_PREDICTIVE] == 1 and p[layout.C_BETA2] == pytest.approx(0.2 / k)
+        assert odekit.PIController(predictive=False).params(odekit.method(name))[layout.C_PREDICTIVE] == 0
     with pytest.raises(ValueError, match=r"predictive must be True, False or None.*got .yes."):
         odekit.PIController(predictive="yes")
 
 
 def test_the_prediction_bounds_the_growth_where_the_error_grew_faster_than_the_step():
-    p = params(predictive=True)                        # k = 5, beta1 = 1/5, beta2 = 0
+    p = params(predictive=True, beta1=0.2, beta2=0.0)          # k = 5: Gustafsson's integral gains
     err, prev = 0.3, 0.005
     plain = 0.9 * err ** (-1 / 5)
     # the step doubled, the error grew 60-fold (more than 2^5): the prediction is smaller
@@ -229,6 +234,21 @@ def test_the_prediction_bounds_the_growth_where_the_error_grew_faster_than_the_s
     # the step grew fivefold: 5 (1/60)^(1/5) > 1, the plain factor stands
     assert accept_factor(p, err, prev, False, 5.0) == pytest.approx(plain)
     assert accept_factor(p, err, prev, False) == pytest.approx(plain)          # no previous step
+
+
+@pytest.mark.parametrize("method", ["dp54", "dop853", "vern8"])
+def test_the_explicit_pairs_bounded_by_the_prediction_reject_less_and_spend_less_on_arenstorfs_orbit(method):
+    # where the steps shrink towards the close approach, PI alone accepts a step and then rejects the next
+    # attempt (23 of 120 for vern8 at rtol 1e-7); the prediction cuts the step before it is tried
+    prob = odekit.problems.arenstorf()
+    start = np.concatenate([prob.x0, prob.v0])
+    runs = [odekit.solve(prob, method, rtol=1e-7, atol=1e-10, controller=controller)
+            for controller in (None, odekit.PIController(predictive=False))]
+    (bounded, plain), (bounded_error, plain_error) = runs, [np.abs(s.y[-1].ravel() - start).max() for s in runs]
+    assert bounded.success and plain.success
+    assert 2 * bounded.stats.nrejected <= plain.stats.nrejected
+    assert bounded.stats.nfev < 0.95 * plain.stats.nfev
+    assert bounded_error <= plain_error          # one period: the orbit closes on its start
 
 
 def test_a_slow_newton_iteration_lowers_the_safety_as_radau5_does():

@@ -461,15 +461,17 @@ def test_the_compiled_bound_gives_the_numpy_bodys_numbers_and_nan_for_a_misfit()
 
 @pytest.mark.parametrize("backend", ["python", "numba"])
 def test_a_steady_run_of_a_non_stiff_problem_is_cleared_by_the_bound_without_an_estimate(monkeypatch, backend):
-    """vern8 on the Lorenz system at rtol 1e-4, with only t_eval kept: its last steps vary less than twofold,
-    as a starving run's, so the cheap filter does not clear it -- the bound does (rho <= 17 there, far from
+    """vern8 on the Lorenz system at rtol 1e-4, with only t_eval kept, under PI control without the
+    prediction's bound: its last steps vary less than twofold, as a starving run's, so the cheap filter
+    does not clear it -- the bound does (rho <= 17 there, far from
     100 |f| / |u| = 252), without the estimate's twenty evaluations."""
     bounds, models = [], []
     bound, model = STIFFNESS._derivative_and_ratio, STIFFNESS._quiet_model
     monkeypatch.setattr(STIFFNESS, "_derivative_and_ratio", lambda *a: bounds.append(1) or bound(*a))
     monkeypatch.setattr(STIFFNESS, "_quiet_model", lambda *a: models.append(1) or model(*a))
     prob = problems.lorenz()
-    sol = odekit.solve(prob, "vern8", rtol=1e-4, atol=1e-7, t_eval=list(prob.t_span), backend=backend)
+    sol = odekit.solve(prob, "vern8", rtol=1e-4, atol=1e-7, t_eval=list(prob.t_span), backend=backend,
+                       controller=odekit.PIController(predictive=False))
     assert sol.success and "stiff" not in sol.message
     assert (bounds, models) == ([1], [])
     assert "looks stiff" in odekit.solve(STIFF, "dp54", max_steps=1000, t_eval=[0.0, 10.0], backend=backend).message

@@ -95,9 +95,14 @@ class Family:
         ``atol + rtol max(|y|, |y_new|)`` (the latter lets a component that
         falls steeply within the step keep the tolerance of its old size).
     predictive : bool
-        :class:`~odekit.PIController` runs Gustafsson's predictive control
-        for it by default (RADAU5's choice, where a rejected step or a new
-        ``h`` costs new LU factors).
+        :class:`~odekit.PIController` bounds the growth of ``h`` by
+        Gustafsson's prediction for it by default (True for every family:
+        measured for each that has embedded pairs, see
+        :class:`~odekit.PIController`).
+    integral : bool
+        :class:`~odekit.PIController`'s default gains are integral ones,
+        ``beta1 = 1/k, beta2 = 0`` (radau5's: with the bound, RADAU5's own
+        controller), instead of PI gains.
     newton_tolerance : function
         ``newton_tolerance(rtol) -> float``: Newton's iteration stops when
         its estimated error is below this fraction of the error tolerance,
@@ -162,7 +167,8 @@ class Family:
     own_dense: bool = False
     hold: float = 1.0
     scale_by_new: bool = False
-    predictive: bool = False
+    predictive: bool = True
+    integral: bool = False
     newton_tolerance: object = tight_newton_tolerance
     rows: int | None = None
     arrays: object = _no_arrays
@@ -257,7 +263,7 @@ register_family(Family(
     interpolant="the polynomial through its last steps, from its backward differences"))
 register_family(Family(
     "radau", "fully implicit collocation (Radau IIA, Newton on decoupled stages)", CollocationTableau,
-    radau_step, implicit=True, hold=1.2, predictive=True, newton_tolerance=radau5_newton_tolerance,
+    radau_step, implicit=True, hold=1.2, integral=True, newton_tolerance=radau5_newton_tolerance,
     rows=RADAU_ROWS, arrays=_radau_arrays))
 register_family(Family(
     "explicit_rk", "explicit Runge-Kutta", ButcherTableau, explicit_rk_step,
