@@ -7,7 +7,7 @@ import pytest
 import odekit.kernels.jit  # noqa: F401  (gives the primitives their compiled loops)
 from odekit.kernels import held, on_stack
 from odekit.kernels.primitives import (add_to_two, axpy, combine, copy_scaled, error_norm, lu_factor, lu_solve,
-                                      matvec, scaled_less, scaled_norm, scaled_plus_matvec)
+                                      scaled_less, scaled_norm)
 from odekit.kernels.splitting import closing_kick, copy_velocity, drift, kick, kick_drift_into, kick_into
 
 
@@ -128,34 +128,6 @@ def test_bdfs_fused_newton_passes_give_the_separate_passes_numbers(n, scale):
             fused = W.copy()
             assert fused_passes(fused, 0.37, scale, tol) == expected, trial
             assert np.array_equal(fused, separate), trial
-
-
-def _stage_passes(W, A, fused):
-    """A Rosenbrock stage's ``W[0] = h W[1] + h A W[2]``: one pass, or three (A W[2] into row 4)."""
-    if fused:
-        scaled_plus_matvec(W, 0, 0.37, 1, A, 2)
-    else:
-        copy_scaled(W, 0, 0.37, W, 1)
-        matvec(W, 4, A, 2)
-        axpy(W, 0, 0.37, W, 4)
-
-
-_stage_passes_compiled = numba.njit(_stage_passes, cache=False)
-
-
-@pytest.mark.parametrize("n", [1, 2, 3, 8])
-def test_a_rosenbrock_stages_fused_pass_gives_the_separate_passes_numbers(n):
-    """scaled_plus_matvec is copy_scaled, matvec and axpy in one pass: the same numbers, bit for bit, compiled
-    and in NumPy (each backend against its own three passes: NumPy's product is BLAS's)."""
-    rng = np.random.default_rng(40 + n)
-    for trial in range(10):
-        A = rng.standard_normal((n, n)) * 10.0 ** rng.integers(-4, 4, size=(n, n))
-        W = rng.standard_normal((5, n)) * 10.0 ** rng.integers(-4, 4, size=(5, n))
-        for passes in (_stage_passes_compiled, _stage_passes):
-            separate, fused = W.copy(), W.copy()
-            passes(separate, A, False)
-            passes(fused, A, True)
-            assert np.array_equal(fused[:4], separate[:4]), trial     # (row 4: the separate product)
 
 
 @numba.njit(cache=False)

@@ -9,6 +9,7 @@ import pytest
 
 import odekit
 from odekit import order_conditions
+from odekit.catalog import implicit
 from odekit.splitting import SplittingScheme
 from odekit.tableau import ButcherTableau, CollocationTableau, RosenbrockTableau
 
@@ -50,6 +51,30 @@ def test_rodas4_from_hairers_transformed_coefficients_has_his_nodes_and_gammas()
     np.testing.assert_allclose([float(sum(row)) for row in c.gamma], [0.25, -0.1043, 0.1035, -0.0362, 0, 0],
                                rtol=0, atol=1e-14)
     assert c.embedded_order() == 3
+
+
+def _square_floats(rows, s):
+    return np.array([[float(F(x)) for x in row] + [0.0] * (s - len(row)) for row in rows])
+
+
+@pytest.mark.parametrize("name, gamma, a, c, m, m_hat", [
+    ("rodas4", "0.25", implicit._RODAS_A, implicit._RODAS_C, [*implicit._RODAS_A[4], 1, 1],
+     [*implicit._RODAS_A[4], 1, 0]),
+    ("rodas5p", "0.21193756319429014", implicit._RODAS5P_A, implicit._RODAS5P_C, [*implicit._RODAS5P_A6, 1, 1, 1],
+     [*implicit._RODAS5P_A6, 1, 1, 0])])
+def test_the_rosenbrock_kernels_run_the_published_transformed_coefficients(name, gamma, a, c, m, m_hat):
+    """The kernels take Hairer & Wanner's transformed stages u_i = sum_j gamma_ij k_j (no product with J):
+    kernel_data turns the tableau (alpha, Gamma, b, made exactly from the published a, C, m) back into a,
+    gamma C and m, rounded once.  A C with the wrong sign or scale, or an a not times Gamma^-1, would cost
+    the method its order."""
+    T, C, _, _, flags = odekit.method(name).coefficients.kernel_data()
+    s, g = len(m), float(F(gamma))
+    np.testing.assert_allclose(T[:s], _square_floats(a, s), rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(T[s], _square_floats([m], s)[0], rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(T[s + 1], _square_floats([m], s)[0] - _square_floats([m_hat], s)[0], rtol=1e-15,
+                               atol=1e-15)
+    np.testing.assert_allclose(np.tril(C, -1), g * _square_floats(c, s), rtol=1e-15, atol=1e-14)
+    assert np.all(np.diag(C) == g) and np.all(np.triu(C, 1) == 0) and flags[0] == 1
 
 
 @pytest.mark.parametrize("m", [m for m in TABLEAU_METHODS if m.embedded_order is not None

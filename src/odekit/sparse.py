@@ -3,7 +3,7 @@
 The implicit kernels speak to their Jacobian ``J`` and Newton matrix
 ``M = I - s J`` through a handful of primitives (see
 :mod:`odekit.kernels.primitives`): ``shifted_identity``, ``lu_factor``,
-``lu_solve``, ``matvec``, Radau's ``complex_block``, and the Jacobian's
+``lu_solve``, Radau's ``complex_block``, and the Jacobian's
 finite differences.  On the compiled path they are dense loops.  Here they
 are objects with the same verbs, which those primitives hand the work to
 when they run as plain Python -- so the kernels solve a 25,000-unknown
@@ -183,9 +183,6 @@ class SparseJacobian:
         """The whole first-order Jacobian, CSR."""
         return self.matrix
 
-    def matvec(self, x):
-        return self.matrix @ x
-
     def differences(self, rhs, args, central, tol, t, W, y, f, ytmp, ftmp, fback, ist, fs):
         """Fill the pattern's entries by differences, one evaluation per group of columns.
 
@@ -255,10 +252,6 @@ class MechanicalJacobian:
     def full(self):
         eye = sparse.identity(self.n, dtype=self.dtype, format="csr")
         return sparse.bmat([[None, eye], [self.A_x, self.A_v]], format="csr")
-
-    def matvec(self, u):
-        x, v = u[:self.n], u[self.n:]
-        return np.concatenate([v, self.A_x @ x + self.A_v @ v])
 
 
 def _fits(matrix, dtype):

@@ -313,13 +313,7 @@ class RosenbrockTableau:
         g = _exact(gamma)
         s = len(m)
         A, C = _square("a", a, s), _square("c", c, s)
-        # Gamma^-1 = I/gamma - C is lower triangular: invert by forward substitution
-        inv = [[(1 / g if i == j else -C[i][j]) for j in range(s)] for i in range(s)]
-        G = [[Fraction(0)] * s for _ in range(s)]
-        for j in range(s):
-            for i in range(j, s):
-                rhs = Fraction(1 if i == j else 0) - sum(inv[i][k] * G[k][j] for k in range(j, i))
-                G[i][j] = rhs / inv[i][i]
+        G = _lower_inverse([[(1 / g if i == j else -C[i][j]) for j in range(s)] for i in range(s)])  # I/gamma - C
 
         def times_gamma(row):
             return [sum(row[k] * G[k][j] for k in range(s)) for j in range(s)]
@@ -401,14 +395,40 @@ class RosenbrockTableau:
         return p
 
     def kernel_data(self):
-        """``(T, gamma, c, d, flags)`` for the kernels: ``T`` stacks ``alpha``, ``b`` and ``e = b - b_hat``.
+        """``(T, C, c, d, flags)`` for the kernels, in Hairer & Wanner's transformed variables.
 
-        ``flags = [estimate, time_derivative]``.
+        With ``u_i = sum_j gamma_ij k_j`` (*Solving ODEs II*, IV.7, eqs.
+        7.17-7.18; their RODAS code) the stages need no product with ``J``:
+        ``T`` stacks ``a = alpha Gamma^-1``, ``m = b Gamma^-1`` and ``m -
+        m_hat``; ``C = gamma (diag(1/gamma) - Gamma^-1)`` below its diagonal
+        (times ``gamma``, for the matrix ``I - h gamma J``), ``gamma`` on it;
+        ``c`` the nodes, ``d`` the row sums of ``Gamma`` (zero without
+        the time derivative), ``flags = [estimate, time_derivative]``.  All
+        in exact arithmetic, rounded once.
         """
-        gamma = np.array(self.gamma, dtype=float)
-        d = gamma.sum(axis=1) if self.time_derivative else np.zeros(self.stages)
-        return (_stacked(self.alpha, self.b, self.b_hat), gamma, np.array(self.c, dtype=float), d,
+        s, g = self.stages, self.gamma[0][0]
+        inverse = _lower_inverse(self.gamma)
+        C = [[g if i == j else -g * inverse[i][j] for j in range(s)] for i in range(s)]
+
+        def transformed(row):
+            return [sum(row[k] * inverse[k][j] for k in range(s)) for j in range(s)]
+
+        d = [sum(row) for row in self.gamma] if self.time_derivative else [0] * s
+        return (_stacked([transformed(row) for row in self.alpha], transformed(self.b),
+                         None if self.b_hat is None else transformed(self.b_hat)),
+                np.array(C, dtype=float), np.array(self.c, dtype=float), np.array(d, dtype=float),
                 np.array([self.b_hat is not None, self.time_derivative], dtype=np.int64))
+
+
+def _lower_inverse(L):
+    """The inverse of the lower triangular matrix ``L`` (exact entries), by forward substitution."""
+    s = len(L)
+    inverse = [[Fraction(0)] * s for _ in range(s)]
+    for j in range(s):
+        for i in range(j, s):
+            rhs = Fraction(1 if i == j else 0) - sum(L[i][k] * inverse[k][j] for k in range(j, i))
+            inverse[i][j] = rhs / L[i][i]
+    return inverse
 
 
 def _stacked(A, b, b_hat):

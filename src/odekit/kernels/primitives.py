@@ -383,44 +383,6 @@ def lu_solve(LU, piv, W, row):
     W[row] = _solve((LU, piv), W[row], check_finite=False)
 
 
-@jitable
-def _row_times(A, i, W, src):
-    """``(A @ W[src])[i]``, added term by term (compiled)."""
-    acc = W[src, 0] * 0.0
-    for j in range(A.shape[1]):
-        acc += A[i, j] * W[src, j]
-    return acc
-
-
-def _times(A, x):
-    """``A @ x`` for a dense ``A`` or one of :mod:`odekit.sparse` (NumPy)."""
-    return A @ x if isinstance(A, np.ndarray) else A.matvec(x)
-
-
-def _matvec_loop(W, out, A, src):
-    for i in range(A.shape[0]):
-        W[out, i] = _row_times(A, i, W, src)
-
-
-@compiled_as(_matvec_loop)
-def matvec(W, out, A, src):
-    """``W[out] = A @ W[src]``."""
-    W[out] = _times(A, W[src])
-
-
-def _scaled_plus_matvec_loop(W, out, h, a, A, src):
-    for i in range(A.shape[0]):
-        W[out, i] = h * W[a, i] + h * _row_times(A, i, W, src)
-
-
-@compiled_as(_scaled_plus_matvec_loop)
-def scaled_plus_matvec(W, out, h, a, A, src):
-    """``W[out] = h * W[a] + h * (A @ W[src])``: :func:`copy_scaled`, :func:`matvec` and :func:`axpy` in one
-    pass, their numbers (``out`` may not be ``src``)."""
-    W[out] = h * W[a]
-    W[out] += h * _times(A, W[src])
-
-
 def _abs_matvec_loop(W, out, A, src):
     for i in range(A.shape[0]):
         acc = abs(W[src, 0]) * 0.0

@@ -1,17 +1,20 @@
 """Rosenbrock (linearly implicit) step: one LU per step, no Newton iteration.
 
-Method data: ``(T, gamma, c, d, flags)``: ``T`` stacks ``alpha`` (``s``
-rows), ``b`` and the error weights ``e = b - b_hat``; ``flags = [estimate,
-time_derivative]``.  Stage ``i`` solves (Hairer & Wanner, *Solving ODEs II*, eq. IV.7.4)
+Method data: ``(T, C, c, d, flags)`` (:meth:`odekit.tableau.RosenbrockTableau.kernel_data`),
+in Hairer & Wanner's transformed variables ``u_i = sum_j gamma_ij k_j``
+(*Solving ODEs II*, IV.7, eqs. 7.17-7.18, as their RODAS code): ``T`` stacks
+``a`` (``s`` rows), ``m`` and the error weights ``m - m_hat``; ``flags =
+[estimate, time_derivative]``.  Stage ``i`` solves
 
-    (I - h gamma_ii J) k_i = h f(t + c_i h, y + sum_{j<i} alpha_ij k_j)
-                             + h J sum_{j<i} gamma_ij k_j + h^2 d_i f_t,
+    (I - h gamma J) u_i = h gamma f(t + c_i h, y + sum_{j<i} a_ij u_j)
+                          + sum_{j<i} C_ij u_j + gamma h^2 d_i f_t,
 
-with ``c`` and ``d`` the row sums of ``alpha`` and ``gamma`` and ``f_t`` the
-time derivative of f (:func:`time_difference`, two evaluations; skipped for
-methods without it and for problems declared ``autonomous``, where it is
-zero -- as RODAS's ``IFCN = 0``); then ``y_new = y + sum b_i k_i``.  All
-``gamma_ii`` are equal.
+with ``d`` the row sums of ``Gamma`` and ``f_t`` the time derivative of f
+(:func:`time_difference`, two evaluations; skipped for methods without it
+and for problems declared ``autonomous``, where it is zero -- as RODAS's
+``IFCN = 0``); then ``y_new = y + sum m_i u_i``.  In the variables ``k_i``
+each stage would also multiply ``J`` by a vector: ``s n^2`` operations a
+step, as many as the LU's for eight unknowns.
 
 Unlike Newton's method in the implicit families, ``J`` enters the result
 itself: the order needs the exact Jacobian, and so does a linear invariant
@@ -25,8 +28,7 @@ times the stiff entries: on the Bari set's E5 to t = 1e6 at rtol 1e-6,
 from . import jitable
 from .evaluation import evaluate_finite, increment, linearise, overflowed
 from .layout import C_AUTONOMOUS, C_HAS_JAC, ERR, NEWTON_FAILED, NLU, STAGE, SUCCESS, T0, T_FAIL
-from .primitives import (axpy, combine, copy_scaled, lu_factor, lu_solve, scaled_difference,
-                         scaled_plus_matvec, shifted_identity)
+from .primitives import axpy, combine, copy_scaled, lu_factor, lu_solve, scaled_difference, shifted_identity
 
 
 @jitable(cold=True)
@@ -62,7 +64,7 @@ def time_difference(rhs, args, t, h, t_start, W, y, f, ft, f1, f2, ist, fs):
 @jitable
 def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fnew, ist, fs):
     """One step of size ``h`` from row ``y`` into row ``ynew``; returns ``(code, have_f, have_fnew)``."""
-    T, gamma, c, d, flags = m
+    T, C, c, d, flags = m
     W, J, LU, piv = scratch
     s = c.shape[0]
     stage, fi, ytmp, ftmp, ft, fback = (STAGE + s, STAGE + s + 1, STAGE + s + 2, STAGE + s + 3, STAGE + s + 4,
@@ -77,27 +79,26 @@ def rosenbrock_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, y
         code = time_difference(rhs, args, t, h, fs[T0], W, y, f, ft, ftmp, fback, ist, fs)
         if code != SUCCESS:
             return code, True, False
-    shifted_identity(LU, J, h * gamma[0, 0])
+    hg = h * C[0, 0]                 # C's diagonal holds gamma
+    shifted_identity(LU, J, hg)
     ist[NLU] += 1
     if not lu_factor(LU, piv):
         fs[T_FAIL] = t
         return NEWTON_FAILED, True, False
     for i in range(s):
-        k = STAGE + i
+        u = STAGE + i
         if i == 0:
-            copy_scaled(W, k, h, W, f)
+            copy_scaled(W, u, hg, W, f)
         else:
             combine(W, stage, y, 1.0, T, i, STAGE, i)
             code = evaluate_finite(rhs, args, t + c[i] * h, W, stage, fi, ist, fs)
             if code != SUCCESS:
                 return code, True, False
-            combine(W, stage, -1, 1.0, gamma, i, STAGE, i)
-            # h f_i + h J sum_j gamma_ij k_j in one pass, the numbers of three (copy_scaled, matvec, axpy):
-            # rodas5p on Van der Pol at rtol 1e-8 599 -> 563 us without the Jacobian, 507 -> 487 with it
-            scaled_plus_matvec(W, k, h, fi, J, stage)
+            combine(W, u, -1, 1.0, C, i, STAGE, i)
+            axpy(W, u, hg, W, fi)
         if time_derivative and d[i] != 0.0:
-            axpy(W, k, h * h * d[i], W, ft)
-        lu_solve(LU, piv, W, k)
+            axpy(W, u, hg * h * d[i], W, ft)
+        lu_solve(LU, piv, W, u)
     combine(W, ynew, y, 1.0, T, s, STAGE, s)
     if flags[0] != 0:
         combine(W, ERR, -1, 1.0, T, s + 1, STAGE, s)
