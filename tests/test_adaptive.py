@@ -205,7 +205,7 @@ def test_the_first_step_is_hairers_choice_as_scipy_computes_it(fun, y0, rtol, at
     assert integ.t == pytest.approx(expected, rel=1e-12)
 
 
-# --- Gustafsson's predictive control (radau5's) -------------------------------------------
+# --- Gustafsson's prediction bounds every pair's growth ---------------------------------------
 
 def test_the_prediction_bounds_every_pair_by_default_and_can_be_turned_off():
     radau = odekit.method("radau5")

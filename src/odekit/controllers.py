@@ -110,29 +110,29 @@ class PIController(_Adaptive):
     (``0.9^(1/(beta1 - beta2))``); smaller ``beta1 - beta2`` settles lower
     and spends more steps.  ``beta2 = 0`` is plain integral control.
 
-    ``predictive=True`` bounds the factor, from the second accepted step
-    on, by Gustafsson's prediction ``(h / h_prev) (err_prev / err)^(1/k)``
-    times itself (Gustafsson, ACM TOMS 20 (1994); Hairer & Wanner, *Solving
-    ODEs II*, IV.8): where the error grew faster than the step, the next
-    step is cut before it is tried.  ``None`` takes the method family's
-    choice (``Family.predictive``), which is on for every pair: with the PI
-    gains for the explicit, Runge-Kutta-Nystrom, Rosenbrock and diagonally
+    ``predictive=True`` bounds the factor, from the second accepted step on,
+    by Gustafsson's prediction ``(h / h_prev) (err_prev / err)^(1/k)`` times
+    itself (Gustafsson, ACM TOMS 20 (1994); Hairer & Wanner, *Solving ODEs
+    II*, IV.8): where the error grew faster than the step, the next step is
+    cut before it is tried.  ``None`` takes the method family's choice
+    (``Family.predictive``), which is on for every pair: with the PI gains
+    for the explicit, Runge-Kutta-Nystrom, Rosenbrock and diagonally
     implicit ones, with integral gains ``beta1 = 1/k, beta2 = 0``
     (``Family.integral``) for radau5, RADAU5's and SciPy's Radau's
-    controller.  Measured
-    at equal error (``benchmarks/bench_controllers.py``: evaluations
-    interpolated at each half-decade target error, rtol in eighths of a
-    decade; benchmarks/README.md), against the same gains without the
-    bound: 4 % fewer evaluations for the explicit pairs on nine non-stiff
-    problems (12 % for vern8 on Arenstorf's orbit, 26 % on Kepler's at e =
-    0.9, where the steps shrink towards a close approach and PI alone
-    rejected a fifth of its attempts; at most 8 % more, bs32 on Lorenz),
-    7 % for the Nystrom pairs on four second-order problems (15-22 % on
-    Kepler's at e = 0.9), 5 % for the Rosenbrock and diagonally implicit
-    pairs on four stiff problems (15 % for rodas5p on Van der Pol at mu =
-    1000; at most 2 % more).  Gustafsson's integral gains with the bound
-    spent 2 % more than the PI gains with it on the non-stiff problems (up
-    to 9 % on the pendulum), as many on the others.
+    controller.  Measured at equal error
+    (``benchmarks/bench_controllers.py``: evaluations interpolated at each
+    half-decade target error, rtol in eighths of a decade;
+    benchmarks/README.md), against the same gains without the bound: 4%
+    fewer evaluations for the explicit pairs on nine non-stiff problems (12%
+    for vern8 on Arenstorf's orbit, 26% on Kepler's at e = 0.9, where the
+    steps shrink towards a close approach and PI alone rejected a fifth of
+    its attempts; at most 8% more, bs32 on Lorenz), 7% for the Nystrom pairs
+    on four second-order problems (15-22% on Kepler's at e = 0.9), 5% for
+    the Rosenbrock and diagonally implicit pairs on four stiff problems (15%
+    for rodas5p on Van der Pol at mu = 1000; at most 2% more).  Gustafsson's
+    integral gains with the bound spent 2% more than the PI gains with it on
+    the non-stiff problems (up to 9% on the pendulum), as many on the
+    others.
     """
 
     beta1: float | None = None

@@ -400,11 +400,11 @@ class RosenbrockTableau:
         With ``u_i = sum_j gamma_ij k_j`` (*Solving ODEs II*, IV.7, eqs.
         7.17-7.18; their RODAS code) the stages need no product with ``J``:
         ``T`` stacks ``a = alpha Gamma^-1``, ``m = b Gamma^-1`` and ``m -
-        m_hat``; ``C = gamma (diag(1/gamma) - Gamma^-1)`` below its diagonal
-        (times ``gamma``, for the matrix ``I - h gamma J``), ``gamma`` on it;
-        ``c`` the nodes, ``d`` the row sums of ``Gamma`` (zero without
-        the time derivative), ``flags = [estimate, time_derivative]``.  All
-        in exact arithmetic, rounded once.
+        m_hat``; ``C``, below its diagonal ``gamma (diag(1/gamma) - Gamma^-1)``
+        (their C times ``gamma``, for the matrix ``I - h gamma J``), on it
+        ``gamma``; ``c`` the nodes, ``d`` the row sums of ``Gamma`` (zero
+        without the time derivative), ``flags = [estimate, time_derivative]``.
+        All in exact arithmetic, rounded once.
         """
         s, g = self.stages, self.gamma[0][0]
         inverse = _lower_inverse(self.gamma)
