@@ -41,6 +41,7 @@ import common
 import odekit
 from odekit.controllers import PIController
 
+
 @dataclasses.dataclass(frozen=True)
 class Suite:
     """Methods on problems: ``{label: (zoo name, parameters, atol / rtol)}``, the reference and its check."""
