@@ -314,12 +314,8 @@ class RosenbrockTableau:
         s = len(m)
         A, C = _square("a", a, s), _square("c", c, s)
         G = _lower_inverse([[(1 / g if i == j else -C[i][j]) for j in range(s)] for i in range(s)])  # I/gamma - C
-
-        def times_gamma(row):
-            return [sum(row[k] * G[k][j] for k in range(s)) for j in range(s)]
-
-        return cls(alpha=[times_gamma(row) for row in A], gamma=G, b=times_gamma(_vector("m", m, s)),
-                   b_hat=None if m_hat is None else times_gamma(_vector("m_hat", m_hat, s)),
+        return cls(alpha=[_times(row, G) for row in A], gamma=G, b=_times(_vector("m", m, s), G),
+                   b_hat=None if m_hat is None else _times(_vector("m_hat", m_hat, s), G),
                    time_derivative=time_derivative, tolerance=_exact(tolerance), nodes=nodes)
 
     def __post_init__(self):
@@ -409,15 +405,16 @@ class RosenbrockTableau:
         s, g = self.stages, self.gamma[0][0]
         inverse = _lower_inverse(self.gamma)
         C = [[g if i == j else -g * inverse[i][j] for j in range(s)] for i in range(s)]
-
-        def transformed(row):
-            return [sum(row[k] * inverse[k][j] for k in range(s)) for j in range(s)]
-
         d = [sum(row) for row in self.gamma] if self.time_derivative else [0] * s
-        return (_stacked([transformed(row) for row in self.alpha], transformed(self.b),
-                         None if self.b_hat is None else transformed(self.b_hat)),
+        return (_stacked([_times(row, inverse) for row in self.alpha], _times(self.b, inverse),
+                         None if self.b_hat is None else _times(self.b_hat, inverse)),
                 np.array(C, dtype=float), np.array(self.c, dtype=float), np.array(d, dtype=float),
                 np.array([self.b_hat is not None, self.time_derivative], dtype=np.int64))
+
+
+def _times(row, M):
+    """The row vector ``row`` times the square matrix ``M`` (exact entries)."""
+    return [sum(row[k] * M[k][j] for k in range(len(row))) for j in range(len(row))]
 
 
 def _lower_inverse(L):
