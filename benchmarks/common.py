@@ -202,8 +202,9 @@ def searched(run, points, target, timing, error, slow=False):
     for k in range(1, SEARCH_STEPS + 1):
         rtol = above * (below / above) ** (k / (SEARCH_STEPS + 1))
         seconds, y = per_call(lambda: run(rtol), timing)
-        if error(y) <= target:
-            return seconds, error(y), rtol
+        err = error(y)
+        if err <= target:
+            return seconds, err, rtol
     return hit
 
 
