@@ -88,10 +88,26 @@ def rescale(W, RU, order, factor):
     ``R = R(q, factor)`` (rows 0-5 of ``RU``) and ``U = R(q, 1)`` (rows 6-11);
     the coefficients ``C[i, k] = (R U)[k, i]`` go to rows 12-17, so that the
     new ``D_i`` is one stage-sum of the old ones.
+
+    ``U``'s entries do not depend on ``q``: ``R(5, 1)``, made at the first
+    rescale, holds every order's.  Most rescales are at order 5 (154 of 167
+    on HIRES at rtol 7.5e-10), told as a constant so that LLVM unrolls the
+    loops.  Both together, the same bits (alternating, best of three): bdf
+    on HIRES 388 -> 374 us, Robertson to 1e11 311 -> 292, Van der Pol 573
+    -> 535.
     """
-    q = order
+    if RU[6, 0] != 1.0:
+        _difference_matrix(RU, 6, MAX_ORDER, 1.0)
+    if order == MAX_ORDER:
+        _rescale(W, RU, MAX_ORDER, factor)
+    else:
+        _rescale(W, RU, order, factor)
+
+
+@jitable
+def _rescale(W, RU, q, factor):
+    """:func:`rescale` at order ``q``."""
     _difference_matrix(RU, 0, q, factor)
-    _difference_matrix(RU, 6, q, 1.0)
     for i in range(q + 1):
         for k in range(q + 1):
             acc = 0.0
