@@ -185,6 +185,7 @@ def test_the_compiled_lu_solve_solves_with_pivoting(n):
         assert np.array_equal(np.delete(got, row, axis=0), np.delete(W, row, axis=0))
 
 
+
 @numba.njit(cache=False)
 def _scratch_sums(x, heap):
     total = 0.0
@@ -216,6 +217,22 @@ def test_scratch_on_the_stack_holds_its_numbers_and_allocates_nothing():
         _nrt_python.memsys_disable_stats()
     assert allocations[True] - allocations[False] == 100
     assert on_stack(5).shape == (5,) and on_stack(5).dtype == np.float64
+
+
+@numba.njit(cache=False)
+def _complex_scratch(z):
+    s = on_stack(4, z)
+    for k in range(4):
+        s[k] = z[k] * 1j
+    return s[0] + s[1] + s[2] + s[3]
+
+
+def test_scratch_on_the_stack_takes_the_dtype_of_an_array_given():
+    """``on_stack(size, like)`` is of ``like``'s dtype: complex numbers written into it keep their imaginary
+    parts (float scratch would not type, or would drop them), compiled and in Python."""
+    z = np.array([1 + 2j, 3 - 1j, -2 + 0.5j, 0.25j])
+    assert _complex_scratch(z) == complex(np.sum(z * 1j))
+    assert on_stack(3, z).dtype == np.complex128
 
 
 @numba.njit(cache=False)

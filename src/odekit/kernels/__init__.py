@@ -102,14 +102,15 @@ def held(value):
     return value
 
 
-def on_stack(size):
-    """An uninitialised float array of ``size`` elements, scratch for one kernel call.
+def on_stack(size, like=None):
+    """An uninitialised array of ``size`` elements of ``like``'s dtype (float without), scratch for one
+    kernel call.
 
     ``size`` must be an integer constant where it is called.  In plain
-    Python it is ``np.empty(size)``.  Compiled, the array lies in the stack
+    Python it is ``np.empty`` of the size.  Compiled, the array lies in the stack
     frame of the compiled function that calls ``on_stack`` -- no allocation
     and no reference count, which for a few dozen numbers would cost as much
     as the work done with them -- so, like a borrowed array, it must not be
     returned or stored.
     """
-    return np.empty(size)
+    return np.empty(size, dtype=np.float64 if like is None else like.dtype)

@@ -156,27 +156,30 @@ def _overload_held(value):
 
 
 @intrinsic
-def _on_stack(typingctx, size):
+def _on_stack(typingctx, size, like):
     if not isinstance(size, types.IntegerLiteral):
         return None
+    dtype = like.dtype if isinstance(like, types.Array) else types.float64
 
     def codegen(context, builder, signature, args):
         # alloca_once puts the space in the function's entry block: one frame slot, however often it runs
-        data = cgutils.alloca_once(builder, context.get_value_type(types.float64), size=size.literal_value)
+        item = context.get_value_type(dtype)
+        data = cgutils.alloca_once(builder, item, size=size.literal_value)
         array = context.make_array(signature.return_type)(context, builder)
         intp = context.get_value_type(types.intp)
-        populate_array(array, data=data, shape=[intp(size.literal_value)], strides=[intp(8)], itemsize=intp(8),
+        width = intp(context.get_abi_sizeof(item))
+        populate_array(array, data=data, shape=[intp(size.literal_value)], strides=[width], itemsize=width,
                        meminfo=None)
         return array._getvalue()
-    return types.float64[::1](size), codegen
+    return types.Array(dtype, 1, "C")(size, like), codegen
 
 
 @overload(on_stack, inline="always")       # in the caller's IR: the space must be in the caller's frame
-def _overload_on_stack(size):
+def _overload_on_stack(size, like=None):
     if not isinstance(size, types.IntegerLiteral):
         return None                         # Numba tries again with the literal
     n = size.literal_value
-    return lambda size: _on_stack(n)
+    return lambda size, like=None: _on_stack(n, like)
 
 
 # --- the on-disk cache, stamped with every source file of odekit ------------------------
