@@ -6,8 +6,8 @@ import pytest
 
 import odekit.kernels.jit  # noqa: F401  (gives the primitives their compiled loops)
 from odekit.kernels import held, on_stack
-from odekit.kernels.primitives import (add_to_two, axpy, combine, copy_scaled, error_norm, lu_factor, lu_solve,
-                                      scaled_less, scaled_norm)
+from odekit.kernels.primitives import (INVERSE_UP_TO, add_to_two, axpy, combine, copy_scaled, error_norm,
+                                      inverse_solve, lu_factor, lu_invert, lu_solve, scaled_less, scaled_norm)
 from odekit.kernels.splitting import closing_kick, copy_velocity, drift, kick, kick_drift_into, kick_into
 
 
@@ -184,6 +184,64 @@ def test_the_compiled_lu_solve_solves_with_pivoting(n):
         np.testing.assert_allclose(got[row], expected, rtol=1e-12, atol=1e-12 * np.max(np.abs(expected)))
         assert np.array_equal(np.delete(got, row, axis=0), np.delete(W, row, axis=0))
 
+
+
+@numba.njit(cache=False)
+def _inverse_compiled(M, piv, W, rows):
+    ok = lu_factor(M, piv)
+    lu_invert(M, piv)
+    for row in rows:
+        inverse_solve(M, piv, W, row)
+    return ok
+
+
+@pytest.mark.parametrize("n", range(1, INVERSE_UP_TO + 3))
+def test_a_solve_with_the_inverse_solves_as_the_factors_do(n):
+    """lu_invert turns the factors into the transposed inverse up to INVERSE_UP_TO unknowns (and leaves them
+    beyond), and inverse_solve then solves with either: on matrices whose first pivot is exchanged and whose
+    condition is about 1e3, within 1e-12 of NumPy's solve, compiled and in NumPy, each row of W in its turn
+    and the others untouched.  A product that took the inverse untransposed, or a row of it the wrong way,
+    misses by order one."""
+    rng = np.random.default_rng(40 + n)
+    for trial in range(10):
+        A = rng.standard_normal((n, n)) + n * np.eye(n)
+        A[0, 0] = 1e-9
+        W = rng.standard_normal((3, n))
+        expected = np.linalg.solve(A, W.T).T
+        for solve in (_inverse_compiled, _inverse_numpy):
+            got, M, piv = W.copy(), A.copy(), np.zeros(n, dtype=np.int64)
+            assert solve(M, piv, got, np.array([0, 2]))
+            scale = np.max(np.abs(expected[[0, 2]]))
+            np.testing.assert_allclose(got[[0, 2]], expected[[0, 2]], rtol=0, atol=1e-12 * scale)
+            assert np.array_equal(got[1], W[1])
+            if n <= INVERSE_UP_TO:
+                np.testing.assert_allclose(M, np.linalg.inv(A).T, rtol=1e-10, atol=1e-12 * np.abs(M).max())
+
+
+def _inverse_numpy(M, piv, W, rows):
+    ok = lu_factor(M, piv)
+    lu_invert(M, piv)
+    for row in rows:
+        inverse_solve(M, piv, W, row)
+    return ok
+
+
+@pytest.mark.parametrize("n", range(1, INVERSE_UP_TO + 1))
+def test_the_compiled_product_with_the_inverse_sums_as_the_numpy_body(n):
+    """Given the same inverse, the compiled product (unrolled for each size) and the NumPy body add the
+    same terms in the same order: the same bits."""
+    rng = np.random.default_rng(60 + n)
+    M, piv = rng.standard_normal((n, n)), np.zeros(n, dtype=np.int64)
+    W = rng.standard_normal((2, n)) * 10.0 ** rng.integers(-6, 6, size=(2, n))
+    compiled, numpy = W.copy(), W.copy()
+    _product_compiled(M, piv, compiled, 1)
+    inverse_solve(M, piv, numpy, 1)
+    assert np.array_equal(compiled, numpy)
+
+
+@numba.njit(cache=False)
+def _product_compiled(M, piv, W, row):
+    inverse_solve(M, piv, W, row)
 
 
 @numba.njit(cache=False)

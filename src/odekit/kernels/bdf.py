@@ -36,8 +36,8 @@ from .evaluation import continues, evaluate_finite, factors_serve, newton_start,
 from .layout import (C_FMAX, C_FMIN, C_LU_CHANGE, C_NEWTON, C_SAFETY, CARRY_H, CARRY_T, ERR, FS_FAMILY,
                      IST_FAMILY, JAC_REUSE, LU_HG, NEWTON_FAILED, NLU, STAGE, STEP_ERR, STEP_FACTOR, SUCCESS,
                      T_FAIL)
-from .primitives import (abs_matvec, add_to_two, axpy, combine, copy_row, copy_scaled, error_norm, lu_factor,
-                         lu_solve, scaled_difference, scaled_less, scaled_norm, shifted_identity)
+from .primitives import (abs_matvec, add_to_two, axpy, combine, copy_row, copy_scaled, error_norm, inverse_solve,
+                         lu_factor, lu_invert, scaled_difference, scaled_less, scaled_norm, shifted_identity)
 
 MAX_ORDER = 5
 KD = STAGE               # the interpolant: D_1 .. D_5 as they would be after the attempt (the "stages")
@@ -218,7 +218,7 @@ def newton(rhs, args, tol, kappa, W, J, LU, piv, t, c, ynew, ist, fs):
         # each a pass over the rows (as seven passes they took a tenth of a step: HIRES at rtol 1e-9 447 ->
         # 402 us, Robertson 106 -> 95; the same operations in the same order)
         scaled_less(W, DY, c, FN, PSI, DACC)         # dy = c f - psi - d
-        lu_solve(LU, piv, W, DY)
+        inverse_solve(LU, piv, W, DY)
         dn = scaled_norm(W, DY, scale, YP, tol)
         if not np.isfinite(dn):
             break
@@ -290,6 +290,7 @@ def bdf_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, ynew, fn
                 fs[T_FAIL] = t
                 code = NEWTON_FAILED
                 break
+            lu_invert(LU, piv)                   # tens of solves each: a small matrix's inverse
             fs[LU_HG] = c
         code, iterations = newton(rhs, args, tol, ctrl[C_NEWTON], W, J, LU, piv, t_new, c, ynew, ist, fs)
         if code != NEWTON_FAILED or fresh:

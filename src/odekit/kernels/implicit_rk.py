@@ -33,8 +33,8 @@ from . import jitable
 from .evaluation import evaluate_finite, factors_serve, newton_start, overflowed, retake_jacobian
 from .layout import (C_NEWTON, ERR, JAC_REUSE, LU_HG, NEWTON_FAILED, NEWTON_RATE, NLU, STAGE,
                      SUCCESS, T_FAIL)
-from .primitives import (axpy, combine, copy_row, error_norm, lu_factor, lu_solve, scaled_difference,
-                         shifted_identity)
+from .primitives import (axpy, combine, copy_row, error_norm, inverse_solve, lu_factor, lu_invert,
+                         scaled_difference, shifted_identity)
 
 MAX_NEWTON_ITERATIONS = 10
 SLOW_RATE = 0.1      # a Newton contraction rate above this asks for a new Jacobian next step
@@ -58,7 +58,7 @@ def newton_solve(rhs, args, t, hg, W, base, Z, fz, dz, LU, piv, tol, kappa, ist,
         copy_row(W, dz, W, base)            # dz = base + hg f(Z) - Z
         axpy(W, dz, hg, W, fz)
         axpy(W, dz, -1.0, W, Z)
-        lu_solve(LU, piv, W, dz)
+        inverse_solve(LU, piv, W, dz)
         axpy(W, Z, 1.0, W, dz)
         dn = error_norm(W, dz, Z, Z, tol)
         if not np.isfinite(dn):
@@ -105,6 +105,7 @@ def dirk_stages(rhs, args, m, ctrl, tol, W, J, LU, piv, t, h, y, f, ist, fs):
                 fs[LU_HG] = 0.0
                 fs[T_FAIL] = t
                 return NEWTON_FAILED
+            lu_invert(LU, piv)                   # reused by every stage and step it serves
             fs[LU_HG] = h * g
         copy_row(W, Z, W, base)
         code = newton_solve(rhs, args, t + c[i] * h, h * g, W, base, Z, fz, dz, LU, piv,
@@ -143,5 +144,5 @@ def implicit_rk_step(rhs, jac, args, m, ctrl, tol, scratch, t, h, y, f, have_f, 
     if flags[1] != 0:
         combine(W, ERR, -1, h, T, s + 1, STAGE, s)
         if flags[2] != 0:                    # filtered by (I - h g J)^-1, factored for the last stage
-            lu_solve(LU, piv, W, ERR)
+            inverse_solve(LU, piv, W, ERR)
     return overflowed(W, ynew, fs), have_f, False   # f at y only if it was needed (not always)

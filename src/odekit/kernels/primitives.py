@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from . import compiled_as, jitable
+from . import compiled_as, jitable, on_stack
 
 
 # --- copies and updates of rows --------------------------------------------------
@@ -381,6 +381,104 @@ def lu_solve(LU, piv, W, row):
     from scipy.linalg import lu_solve as _solve
 
     W[row] = _solve((LU, piv), W[row], check_finite=False)
+
+
+# --- many solves with one small matrix: its inverse ---------------------------------------
+# A BDF step solves with its Newton matrix two or three times, and keeps the matrix for tens of
+# steps (HIRES at rtol 7.5e-10: 2,268 solves with 45 factorisations); an SDIRK method, for every
+# stage of the steps it serves.  A substitution is a chain -- each unknown waits for the one found
+# before it -- where a product with the inverse is n sums that wait for nothing: of 8 unknowns 44 ns
+# a solve against about 10, for n more solves per factorisation to make the inverse (bdf on HIRES
+# 372 -> 311 us; benchmarks/README.md, *A solve as a product*).  Up to INVERSE_UP_TO unknowns,
+# where the product is unrolled for its size; a larger matrix keeps its factors.
+INVERSE_UP_TO = 8
+
+
+def _lu_invert_loop(M, piv):
+    n = M.shape[0]
+    if n > INVERSE_UP_TO:
+        return
+    X = on_stack(64, M).reshape((INVERSE_UP_TO, INVERSE_UP_TO))   # row j: M^-1 e_j, in the first n columns
+    for j in range(n):
+        for i in range(n):
+            X[j, i] = 0.0
+        X[j, j] = 1.0
+        lu_solve(M, piv, X, j)
+    for j in range(n):
+        for i in range(n):
+            M[j, i] = X[j, i]
+
+
+@compiled_as(_lu_invert_loop)
+def lu_invert(M, piv):
+    """The factors of :func:`lu_factor` in ``M`` become the transpose of the inverse of the matrix they
+    factor, for at most :data:`INVERSE_UP_TO` unknowns (larger: unchanged); :func:`inverse_solve` then
+    solves with either."""
+    if isinstance(M, np.ndarray) and M.shape[0] <= INVERSE_UP_TO:
+        from scipy.linalg import lu_solve as _solve
+
+        M[...] = _solve((M, piv), np.eye(M.shape[0]), check_finite=False).T
+
+
+def _inverse_solve_loop(M, piv, W, row):
+    # told its size as a constant (as the substitution): the sums unrolled, kept in registers
+    n = M.shape[0]
+    if n > INVERSE_UP_TO:
+        lu_solve(M, piv, W, row)
+    elif n == 8:
+        _times_rows(M, W, row, 8)
+    elif n == 7:
+        _times_rows(M, W, row, 7)
+    elif n == 6:
+        _times_rows(M, W, row, 6)
+    elif n == 5:
+        _times_rows(M, W, row, 5)
+    elif n == 4:
+        _times_rows(M, W, row, 4)
+    elif n == 3:
+        _times_rows(M, W, row, 3)
+    elif n == 2:
+        _times_rows(M, W, row, 2)
+    else:
+        _times_rows(M, W, row, 1)
+
+
+@jitable
+def _times_rows(M, W, row, n):
+    """``W[row] = sum_j W[row, j] M[j]`` for ``n`` unknowns: row by row of ``M``, each unknown a sum of its own."""
+    x = on_stack(8, W)
+    b = W[row, 0]
+    for i in range(n):
+        x[i] = b * M[0, i]
+    for j in range(1, n):
+        b = W[row, j]
+        for i in range(n):
+            x[i] += b * M[j, i]
+    for i in range(n):
+        W[row, i] = x[i]
+
+
+@compiled_as(_inverse_solve_loop)
+def inverse_solve(M, piv, W, row):
+    """Overwrite ``W[row]`` with the solution of ``A x = W[row]``, ``M`` being what :func:`lu_invert` made
+    of ``A``'s factors: a product with ``A``'s inverse up to :data:`INVERSE_UP_TO` unknowns, a
+    substitution (:func:`lu_solve`) beyond.
+
+    A product with the inverse is not backward stable as the substitution
+    is: its error is of the size of ``eps |A^-1| |b|`` rather than
+    ``eps |A^-1| |A| |x|``.  For the simplified Newton iteration of an
+    implicit step, whose matrix is itself an approximation (an old
+    Jacobian, an old step size), that does not show: on the stiff problems
+    of ``bench_lsoda.py`` (bdf, ndf, kencarp4 and trbdf2, with and without
+    the Jacobian, 15 tolerances each) 417 of 480 runs took the same steps
+    to the same error, the others -- at loose tolerances mostly -- at most
+    7 % more or fewer steps, their errors moved either way as a change in
+    the last bits moves them.
+    """
+    if not isinstance(M, np.ndarray) or M.shape[0] > INVERSE_UP_TO:
+        lu_solve(M, piv, W, row)
+        return
+    W[row] = np.cumsum(W[row][:, None] * M, axis=0)[-1]     # (summed as the loop sums)
 
 
 def _abs_matvec_loop(W, out, A, src):
