@@ -185,14 +185,15 @@ def test_the_compiled_lu_solve_solves_with_pivoting(n):
         assert np.array_equal(np.delete(got, row, axis=0), np.delete(W, row, axis=0))
 
 
-
-@numba.njit(cache=False)
-def _inverse_compiled(M, piv, W, rows):
+def _inverse_numpy(M, piv, W, rows):
     ok = lu_factor(M, piv)
     lu_invert(M, piv)
     for row in rows:
         inverse_solve(M, piv, W, row)
     return ok
+
+
+_inverse_compiled = numba.njit(cache=False)(_inverse_numpy)
 
 
 @pytest.mark.parametrize("n", range(1, INVERSE_UP_TO + 3))
@@ -218,12 +219,9 @@ def test_a_solve_with_the_inverse_solves_as_the_factors_do(n):
                 np.testing.assert_allclose(M, np.linalg.inv(A).T, rtol=1e-10, atol=1e-12 * np.abs(M).max())
 
 
-def _inverse_numpy(M, piv, W, rows):
-    ok = lu_factor(M, piv)
-    lu_invert(M, piv)
-    for row in rows:
-        inverse_solve(M, piv, W, row)
-    return ok
+@numba.njit(cache=False)
+def _product_compiled(M, piv, W, row):
+    inverse_solve(M, piv, W, row)
 
 
 @pytest.mark.parametrize("n", range(1, INVERSE_UP_TO + 1))
@@ -237,11 +235,6 @@ def test_the_compiled_product_with_the_inverse_sums_as_the_numpy_body(n):
     _product_compiled(M, piv, compiled, 1)
     inverse_solve(M, piv, numpy, 1)
     assert np.array_equal(compiled, numpy)
-
-
-@numba.njit(cache=False)
-def _product_compiled(M, piv, W, row):
-    inverse_solve(M, piv, W, row)
 
 
 @numba.njit(cache=False)
