@@ -199,9 +199,9 @@ _inverse_compiled = numba.njit(cache=False)(_inverse_numpy)
 @pytest.mark.parametrize("n", range(1, INVERSE_UP_TO + 3))
 def test_a_solve_with_the_inverse_solves_as_the_factors_do(n):
     """lu_invert turns the factors into the transposed inverse up to INVERSE_UP_TO unknowns (and leaves them
-    beyond), and inverse_solve then solves with either: on matrices whose first pivot is exchanged and whose
-    condition is about 1e3, within 1e-12 of NumPy's solve, compiled and in NumPy, each row of W in its turn
-    and the others untouched.  A product that took the inverse untransposed, or a row of it the wrong way,
+    beyond), and inverse_solve then solves with either: on matrices whose first pivot is exchanged (a tiny
+    leading entry), within 1e-12 of NumPy's solve, compiled and in NumPy, each row of W in its turn and the
+    others untouched.  A product that took the inverse untransposed, or a row of it the wrong way,
     misses by order one."""
     rng = np.random.default_rng(40 + n)
     for trial in range(10):
