@@ -130,12 +130,14 @@ class Rerun:
         # attributes are), and nothing after y0; and the shape of its states
         parts = tuple(a.reshape(-1) for a in problem.state_arrays())
         self.parts = parts + (np.empty(0, dtype=start._y.dtype),) * (2 - len(parts))
-        # (the call writes flat states, whatever their shape: one structure to compile for every problem of
-        # a family, which odekit warmup compiles ahead -- a second-order problem's, written in their shape by
-        # the call, were compiled again, to save the 0.08 us of reshaping them here)
+        # The call writes a first-order problem's states flat, a second-order problem's as (2, k): the shape
+        # of its Solution.y when x0 is a vector, which reshaping here cost 60 ns of a 2.3 us prepared call
+        # (90 of a 3.9 us solve) -- two structures to compile per family, both of which odekit warmup
+        # compiles.  Other shapes are reshaped here.
         shape = problem.unflatten(start._y[None]).shape[1:]
-        self.shape = None if len(shape) == 1 else (-1,) + shape
-        self.size, self.dtype = (0, start._y.size), start._y.dtype     # the last run's output, and its Stats
+        out = (2, start._y.size // 2) if problem.second_order else (start._y.size,)
+        self.shape = None if shape == out else (-1,) + shape
+        self.size, self.dtype = (0,) + out, start._y.dtype     # the last run's output, and its Stats
         self.last = None, None
         self.runs = 0                                   # solves it ran (from their start on)
         self._lane = self._new_lane()                   # compiled (or loaded) now, not in a later solve
@@ -154,14 +156,15 @@ class Rerun:
         records = Records(r.t_eval, r.out_t.copy()[None], r.out_y.copy()[None], np.zeros((1, 0)),
                           np.zeros((1, 0, 2), dtype=np.int64), np.zeros((1, 0, n), dtype=dtype))
         args = (s._fns, s._method_data, rows, records, lane, no_output(dtype))
-        return _compiled(s, args, (self.judged, self.bound_after) + self.parts, self.args_in is not None), records, lane
+        state = (self.judged, self.bound_after) + self.parts
+        return _compiled(s, args, state, self.size[1:], self.args_in is not None), records, lane
 
     def solve(self, problem):
         """The Solution of a run on ``problem`` (``self.problem``, its attributes as they were), or None."""
         if problem is not self.problem or not same_attributes(problem, self.attributes):
             return None
         taken, self._lane = self._lane or self._new_lane(), None    # a solve from another thread makes its own
-        size = self.size                   # the last run's output: (rows, length of a state)
+        size = self.size                   # the last run's output: (rows, *the shape the call writes)
         t, y = np.empty(size[0]), np.empty(size, dtype=self.dtype)
         try:
             code, rows, nfev, njev, nlu, accepted, rejected, ratio = taken[0](t, y, True)
@@ -208,7 +211,8 @@ class Rerun:
         shape = self.shape
 
         def call(y0=None, args=None):
-            if y0 is not None or args is not None or warned or not same_attributes(problem, self.attributes):
+            # (same_attributes written out: its call was 30 ns of the 2.3)
+            if y0 is not None or args is not None or warned or problem._edit != self.attributes:
                 return otherwise(y0, args)
             taken, self._lane = self._lane or self._new_lane(), None    # (Ctrl-C: the next call makes a new lane)
             size = self.size
@@ -234,7 +238,7 @@ class Rerun:
     def _resized(self, call, rows, y):
         """New ``t`` and ``y`` of ``rows`` rows, the last run's output written into them by ``call`` (it
         wrote nothing into arrays of another length); the next call makes arrays of this size."""
-        self.size = (rows, y.shape[1])
+        self.size = (rows,) + y.shape[1:]
         t, y = np.empty(rows), np.empty(self.size, dtype=self.dtype)
         call(t, y, False)
         return t, y
@@ -261,7 +265,7 @@ class Rerun:
         self._lane = taken
         message = self.message
         if self._noted(stats.naccepted, lane, ratio):    # judged from its steps, as a first solve's
-            note = self._adopted(lane)._stiffness_note(code, self.recorder, t, y)
+            note = self._adopted(lane)._stiffness_note(code, self.recorder, t, y.reshape(len(y), -1))
             message = f"{message.rstrip('.')}. {note}" if note else message
         return Solution(problem, self.method, t, y if self.shape is None else y.reshape(self.shape), stats,
                         _SUCCESS, message, "numba")
@@ -295,13 +299,14 @@ class Rerun:
         return sol
 
 
-def _compiled(start, args, state, args_in_arrays=False):
+def _compiled(start, args, state, out, args_in_arrays=False):
     """The run of an ensemble's trajectory on ``args`` from ``state`` (see
     :func:`odekit.kernels.ensemble.make_one_run`), as a call of the output arrays and whether to run; compiled, or
-    loaded from the disk cache, once per structure of arguments.  ``args_in_arrays``: the problem's args are
-    read from arrays of one entry each, as an ensemble's stacked args are.  The family's loop is its plain one
-    (no step doubling, no dense output: see :func:`odekit.kernels.driver.make_drive`) where the family runs
-    it for repeated solves (``Family.plain_reruns``), unless the run doubles its steps."""
+    loaded from the disk cache, once per structure of arguments; ``out`` is the shape it writes each state in.
+    ``args_in_arrays``: the problem's args are read from arrays of one entry each, as an ensemble's stacked args
+    are.  The family's loop is its plain one (no step doubling, no dense output: see
+    :func:`odekit.kernels.driver.make_drive`) where the family runs it for repeated solves
+    (``Family.plain_reruns``), unless the run doubles its steps."""
     from .kernels import jit
 
     family = start.method.family
@@ -319,4 +324,4 @@ def _compiled(start, args, state, args_in_arrays=False):
             picker((False,) * len(k.args(start.problem.args))))       # the args, as the loop takes them
     call = make_one_run(pick, freshener(tuple(a.ndim for a in start._scratch), False))
     return jit.bundled(None, args + (state,), family.builtin, announce, call,
-                       (np.empty(0), np.empty((0, y.size), dtype=y.dtype), True))
+                       (np.empty(0), np.empty((0,) + out, dtype=y.dtype), True))

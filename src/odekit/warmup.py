@@ -74,22 +74,25 @@ def warmup(families=None, report=print):
 def _run(family, args):
     """A short compiled solve and step by ``family``'s first method that fits, with ``args``, to be called;
     or None."""
-    if family.second_order:
-        problem = SecondOrderProblem(_spring, (0.0, 0.1), np.ones(1), np.zeros(1), args=args)
-    else:
-        problem = ODEProblem(_decay, (0.0, 0.1), np.ones(1), args=args)
+    spring = SecondOrderProblem(_spring, (0.0, 0.1), np.ones(1), np.zeros(1), args=args)
+    problem = spring if family.second_order else ODEProblem(_decay, (0.0, 0.1), np.ones(1), args=args)
     method = next((m for m in methods() if m.family is family and m.applies_to(problem)), None)
     if method is None:
         return None
-    return functools.partial(_solve_and_step, problem, method, {} if method.adaptive else {"h": 0.01})
+    # a first-order family solving a second-order problem often: its one call writes the states in their
+    # shape, another structure to compile (see odekit.rerun)
+    shaped = (spring,) if problem is not spring and method.applies_to(spring) else ()
+    return functools.partial(_solve_and_step, problem, method, {} if method.adaptive else {"h": 0.01}, shaped)
 
 
-def _solve_and_step(problem, method, options):
+def _solve_and_step(problem, method, options, shaped=()):
     """What a first solve compiles, what a problem solved often adds (the one call that runs a solve
-    again, see :mod:`odekit.rerun`), and what a first :meth:`Integrator.step` adds (its one-argument call)."""
+    again, see :mod:`odekit.rerun`, for ``problem`` and each of ``shaped``), and what a first
+    :meth:`Integrator.step` adds (its one-argument call)."""
     from .integrator import RERUN_AFTER, Integrator
     from .solve import solve
 
     for _ in range(RERUN_AFTER + 2):
-        solve(problem, method, backend="numba", **options)
+        for each in (problem,) + shaped:
+            solve(each, method, backend="numba", **options)
     Integrator(problem, method, backend="numba", **options).step()

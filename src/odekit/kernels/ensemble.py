@@ -168,6 +168,7 @@ def make_one_run(pick, fresh):
         fns, data, rows, records, lane, blank, drive, deriv, start = borrowed(bundle.args)
         judged, bound_after, first, second = start
         t, y = borrowed((t, y))                # (the caller holds them)
+        y = y.reshape((y.shape[0], -1))        # a state per row, of whatever shape the caller wants them in
         y0 = rows.y0[0]
         fs, ist, W = lane[3], lane[4], lane[0][0]
         ratio = np.nan
