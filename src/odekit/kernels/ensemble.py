@@ -128,7 +128,8 @@ def make_one_run(pick, fresh):
 
     def one_run(bundle, t, y, run):
         """Trajectory 0 (see :func:`make_trajectory`) on the bundle's arguments, started from the state that
-        one holds; its output written into ``t`` and ``y`` when they have as many rows.
+        one holds; its output written into ``t`` and ``y`` when they have as many rows (``y`` C-contiguous,
+        a state in each row of whatever shape the caller wants them in).
 
         The bundle holds ``fns, data, rows, records, lane, blank, drive,
         deriv`` as the chunk loop takes them, and ``(judged, bound_after,
@@ -168,7 +169,7 @@ def make_one_run(pick, fresh):
         fns, data, rows, records, lane, blank, drive, deriv, start = borrowed(bundle.args)
         judged, bound_after, first, second = start
         t, y = borrowed((t, y))                # (the caller holds them)
-        y = y.reshape((y.shape[0], -1))        # a state per row, of whatever shape the caller wants them in
+        y = y.reshape((y.shape[0], -1))
         y0 = rows.y0[0]
         fs, ist, W = lane[3], lane[4], lane[0][0]
         ratio = np.nan
