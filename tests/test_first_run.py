@@ -238,3 +238,27 @@ def test_two_processes_compiling_two_closures_of_one_source_give_them_two_symbol
     names = [subprocess.run([sys.executable, "-c", SYMBOL, str(k)], capture_output=True, text=True,
                             check=True).stdout.strip() for k in (2, 3)]
     assert all("scaled" in name for name in names) and names[0] != names[1]
+
+
+BACKGROUND_AT_EXIT = """
+import pathlib, sys, time
+from odekit import backend
+
+def compile_():
+    time.sleep(1.0)
+    pathlib.Path(sys.argv[1]).write_text("compiled")
+
+backend.Deferred(("a loop",), compile_).in_background()
+"""
+
+
+def test_a_process_that_exits_while_a_loop_compiles_in_the_background_finishes_it_first(tmp_path):
+    """A compiling daemon thread stopped by the interpreter's exit crashed the process (LLVM's assertions, or a
+    segmentation fault: three of three cold runs of the served page's tests); the exit now waits for it and
+    says why.  The compilation is a stand-in that takes a second and leaves a file."""
+    done = tmp_path / "done"
+    out = subprocess.run([sys.executable, "-c", BACKGROUND_AT_EXIT, str(done)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert done.read_text() == "compiled"
+    assert "odekit: finishing 1 compilation begun in the background before exiting" in out.stderr

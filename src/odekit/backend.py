@@ -11,6 +11,7 @@ and shape: reusing one is what makes a second solve of the same problem
 start instantly.
 """
 
+import atexit
 import concurrent.futures
 import contextlib
 from dataclasses import dataclass
@@ -437,10 +438,18 @@ class Deferred:
         with _BACKGROUND_LOCK:
             running = _BACKGROUND.get(self.key)
             if running is None:
-                running = _BACKGROUND[self.key] = concurrent.futures.Future()
-                threading.Thread(target=_settle, args=(running, self.compile), name="odekit-compile",
-                                 daemon=True).start()
+                running = _BACKGROUND[self.key] = in_background(self.compile)
         return running
+
+
+def in_background(work, name="odekit-compile"):
+    """Run ``work()``, which compiles, in a daemon thread of its own: the
+    :class:`~concurrent.futures.Future` of its result.  A process that exits
+    meanwhile waits for it (:func:`_finish_background`)."""
+    future = concurrent.futures.Future()
+    _UNDER_WAY.add(future)
+    threading.Thread(target=_settle, args=(future, work), name=name, daemon=True).start()
+    return future
 
 
 def _settle(future, work):
@@ -448,11 +457,32 @@ def _settle(future, work):
         future.set_result(work())
     except BaseException as exc:    # noqa: BLE001 - the run that switches compiles again, and reports it
         future.set_exception(exc)
+    finally:
+        _UNDER_WAY.discard(future)
+
+
+def _finish_background():
+    """At exit: wait for the work :func:`in_background` still runs, saying so.
+
+    A daemon thread inside LLVM while the interpreter exits crashes the
+    process (LLVM's assertions, or a segmentation fault, as the C++ statics
+    are destroyed under it: three of three cold test runs of the served page
+    did, its warm-up compiling).  The wait is the rest of the compilations
+    under way, which are then cached.
+    """
+    running = list(_UNDER_WAY)
+    if running:
+        print(f"odekit: finishing {len(running)} compilation{'s' * (len(running) > 1)} begun in the background "
+              "before exiting (stopped half-way, Numba would crash the process; it is cached for next time)",
+              file=sys.stderr, flush=True)
+        concurrent.futures.wait(running)
 
 
 _SPENT = {}      # seconds of Python run per deferred loop: the first run's, the only one deferred
 _BACKGROUND = {}      # deferred loop -> the Future of its compilation in a background thread
 _BACKGROUND_LOCK = threading.Lock()
+_UNDER_WAY = set()    # the Futures of in_background's work not done yet, waited for at exit
+atexit.register(_finish_background)
 
 
 def _deferred(problem, family, kernel_data, events, sizes, background=False):

@@ -20,7 +20,6 @@ import json
 import logging
 import pathlib
 import re
-import threading
 import time
 
 import anyio
@@ -32,7 +31,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .. import checks
+from .. import backend, checks
 from .session import Session, hello
 
 STATIC = pathlib.Path(__file__).with_name("static")
@@ -94,7 +93,7 @@ def create_app(max_sessions=8, warm=True, host="127.0.0.1", allow_hosts=()):
     async def lifespan(app):
         # the common solvers of both scenes, compiled once for every page to come
         if warm:
-            threading.Thread(target=_warm, daemon=True).start()
+            backend.in_background(_warm, "odekit-warm")
         yield
 
     app = Starlette(routes=[Route("/", index), Mount("/static", StaticFiles(directory=STATIC), name="static"),
