@@ -147,6 +147,31 @@ def wait_for_time(page, t):
     page.wait_for_function(f"() => window.odekitPage.frame && window.odekitPage.frame.t >= {t}", timeout=FIRST_FRAME)
 
 
+def mark_run(page):
+    """Note the server's last `state`, so that `wait_for_new_run` can tell the next one from it."""
+    page.evaluate("window.stateBefore = window.odekitPage.settings")
+
+
+def wait_for_new_run(page):
+    """Wait for the server's next `state` after `mark_run` and a frame after it: the new run's.
+
+    Waiting for a small t instead loses a race: at x10 a run's t passes 1 within
+    three frames, and on a loaded machine even its first frame may be at t = 1
+    (a frame advances at most 0.1 s of wall time).
+    """
+    page.wait_for_function("() => { const s = window.odekitPage.settings; return s && s !== window.stateBefore; }",
+                           timeout=FIRST_FRAME)
+    page.evaluate("window.frameBefore = window.odekitPage.frame")
+    page.wait_for_function("() => window.odekitPage.frame !== window.frameBefore", timeout=FIRST_FRAME)
+
+
+def reset(page):
+    """Click Reset and wait for the new run's first frame."""
+    mark_run(page)
+    page.click('[data-testid="reset"]')
+    wait_for_new_run(page)
+
+
 def shown(page, solver, key):
     """The number the readout table shows for ``solver`` under ``key``."""
     return float(page.text_content(f'[data-testid="runner-{solver}"] [data-key="{key}"]'))
@@ -259,14 +284,12 @@ def test_euler_at_a_low_rate_gains_energy_and_velocity_verlet_keeps_it(open_page
     set_rate(page, 100)
     page.click('[data-testid="speed-10"]')
     settings_are(page, solvers=["euler"], rate=100, speed=10)
-    page.click('[data-testid="reset"]')
-    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t < 1", timeout=FIRST_FRAME)
+    reset(page)
     euler = sample_energy(page, "euler", 20.0)
 
     page.click('[data-testid="solver-velocity_verlet"]')
     settings_are(page, solvers=["velocity_verlet"], rate=100)
-    page.click('[data-testid="reset"]')
-    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t < 1", timeout=FIRST_FRAME)
+    reset(page)
     verlet = sample_energy(page, "velocity_verlet", 20.0)
 
     # Euler's energy grows, every orbit (h = 0.01: it drifts by more than a tenth in 3 orbits)
@@ -369,8 +392,7 @@ def test_race_mode_draws_one_trail_and_one_error_curve_per_solver(open_page):
     page.click('[data-testid="speed-10"]')
     race = ["velocity_verlet", "euler", "rk4"]
     settings_are(page, solvers=race, rate=60, speed=10)
-    page.click('[data-testid="reset"]')
-    page.wait_for_function("() => window.odekitPage.frame && window.odekitPage.frame.t < 1", timeout=FIRST_FRAME)
+    reset(page)
     wait_for_time(page, 25.0)                  # four orbits: Euler has spiralled well out
     page.wait_for_function("() => Object.values(window.odekitPage.trailLengths()).every(n => n > 50)")
 
@@ -625,6 +647,7 @@ def test_the_page_says_when_the_connection_drops_and_reconnects_by_itself(open_p
     page = open_page("#scene=orbit&solvers=rk4&rate=200&speed=10", base=address, socket_may_fail=True)
     wait_for_time(page, 1.0)
     assert not page.is_disabled('[data-testid="rate"]')
+    mark_run(page)
     stop()
     page.wait_for_function("() => document.querySelector('[data-testid=status]').dataset.kind === 'error'",
                            timeout=10_000)
@@ -637,7 +660,7 @@ def test_the_page_says_when_the_connection_drops_and_reconnects_by_itself(open_p
         page.wait_for_function("() => document.querySelector('[data-testid=status]').textContent"
                                ".startsWith('reconnected')", timeout=30_000)
         assert status(page)["kind"] == "info"
-        page.wait_for_function("() => window.odekitPage.frame.t < 1", timeout=FIRST_FRAME)   # a new run
+        wait_for_new_run(page)
         settings_are(page, scene="orbit", solvers=["rk4"], rate=200, speed=10)
         assert not page.is_disabled('[data-testid="rate"]')
     finally:
