@@ -444,8 +444,13 @@ class Deferred:
 
 def in_background(work, name="odekit-compile"):
     """Run ``work()``, which compiles, in a daemon thread of its own: the
-    :class:`~concurrent.futures.Future` of its result.  A process that exits
-    meanwhile waits for it (:func:`_finish_background`)."""
+    :class:`~concurrent.futures.Future` of its result.
+
+    Such work runs one at a time, as Numba compiles anyway (its compiler
+    lock), so that a process that exits meanwhile waits for one compilation
+    at most: the one under way finishes, the others are dropped (see
+    :func:`_finish_background`).
+    """
     future = concurrent.futures.Future()
     _UNDER_WAY.add(future)
     threading.Thread(target=_settle, args=(future, work), name=name, daemon=True).start()
@@ -454,7 +459,11 @@ def in_background(work, name="odekit-compile"):
 
 def _settle(future, work):
     try:
-        future.set_result(work())
+        with _ONE_AT_A_TIME:
+            if _EXITING.is_set():
+                raise RuntimeError("not compiled: the process exited first")
+            result = work()
+        future.set_result(result)
     except BaseException as exc:    # noqa: BLE001 - the run that switches compiles again, and reports it
         future.set_exception(exc)
     finally:
@@ -462,19 +471,20 @@ def _settle(future, work):
 
 
 def _finish_background():
-    """At exit: wait for the work :func:`in_background` still runs, saying so.
+    """At exit: let the compilation under way in the background finish, saying so, and drop the others.
 
     A daemon thread inside LLVM while the interpreter exits crashes the
     process (LLVM's assertions, or a segmentation fault, as the C++ statics
-    are destroyed under it: three of three cold test runs of the served page
-    did, its warm-up compiling).  The wait is the rest of the compilations
-    under way, which are then cached.
+    are destroyed under it: six of six cold test runs of the served page did,
+    its warm-up compiling).  The one finished is cached for next time; those
+    not begun would have made a Ctrl-C of ``odekit serve`` during its warm-up
+    wait minutes.
     """
+    _EXITING.set()
     running = list(_UNDER_WAY)
     if running:
-        print(f"odekit: finishing {len(running)} compilation{'s' * (len(running) > 1)} begun in the background "
-              "before exiting (stopped half-way, Numba would crash the process; it is cached for next time)",
-              file=sys.stderr, flush=True)
+        print("odekit: finishing the compilation under way in the background before exiting (stopped "
+              "half-way, Numba would crash the process; it is cached for next time)", file=sys.stderr, flush=True)
         concurrent.futures.wait(running)
 
 
@@ -482,6 +492,8 @@ _SPENT = {}      # seconds of Python run per deferred loop: the first run's, the
 _BACKGROUND = {}      # deferred loop -> the Future of its compilation in a background thread
 _BACKGROUND_LOCK = threading.Lock()
 _UNDER_WAY = set()    # the Futures of in_background's work not done yet, waited for at exit
+_ONE_AT_A_TIME = threading.Lock()
+_EXITING = threading.Event()
 atexit.register(_finish_background)
 
 
