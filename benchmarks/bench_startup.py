@@ -119,9 +119,9 @@ def fixed_costs(odekit, backend, quick):
              "integrator_step": integ.step}
     calls.update(_numbalsoda_calls(short))
     result = {"backend": integ.backend, "repeats": wall.repeats}
-    for name, call in calls.items():
-        result[f"{name}_s"] = common.per_call(call, wall)[0]
-        result[f"{name}_cpu_s"] = common.per_call(call, dataclasses.replace(wall, clock=time.process_time))[0]
+    # in rounds: a stretch of other work on the machine does not spoil one call's every batch
+    for suffix, timing in (("_s", wall), ("_cpu_s", dataclasses.replace(wall, clock=time.process_time))):
+        result.update({name + suffix: seconds for name, seconds in common.per_call_each(calls, timing)[0].items()})
     if integ.backend == "numba":
         result["pieces"] = _pieces(odekit, short, wall)
     result["spans"] = _by_span(odekit, backend, wall)

@@ -130,22 +130,41 @@ def per_call(fn, timing=Timing()):
     ``timeit`` does: timing one call right after a collection would charge
     it for the caches the collector emptied.
     """
-    result = fn()
-    start = timing.clock()
-    fn()
-    number = max(1, int(timing.batch_seconds / max(timing.clock() - start, 1e-9)))
-    best = math.inf
-    gc.collect()
+    best, results = per_call_each({None: fn}, timing)
+    return best[None], results[None]
+
+
+def per_call_each(calls, timing=Timing()):
+    """``({name: best time per call in s}, {name: result})`` of the ``calls`` (functions by name), as
+    :func:`per_call` times one, in ``timing.repeats`` rounds of a batch of each.
+
+    Timed one after the other, a call's batches fall within a second, and a
+    few seconds of other work on a shared machine spoil all of them: on
+    2026-11-30 a prepared solve measured 3.2 us wall and 2.5 CPU in a table
+    run, against 2.3 and 2.2 in the next minute, and other rows had the same
+    in other runs.  In rounds such a stretch costs each call a batch or two,
+    and calls compared with each other are timed at the same moments.
+    """
+    results, numbers = {}, {}
+    for name, fn in calls.items():
+        results[name] = fn()
+        start = timing.clock()
+        fn()
+        numbers[name] = max(1, int(timing.batch_seconds / max(timing.clock() - start, 1e-9)))
+    best = dict.fromkeys(calls, math.inf)
     gc.disable()
     try:
         for _ in range(timing.repeats):
-            start = timing.clock()
-            for _ in range(number):
-                fn()
-            best = min(best, (timing.clock() - start) / number)
+            gc.collect()
+            for name, fn in calls.items():
+                number = numbers[name]
+                start = timing.clock()
+                for _ in range(number):
+                    fn()
+                best[name] = min(best[name], (timing.clock() - start) / number)
     finally:
         gc.enable()
-    return best, result
+    return best, results
 
 
 # --- work against precision: a solver over a ladder of tolerances ---------------------------
