@@ -308,7 +308,8 @@ def print_fixed(report):
     import common
 
     fixed = report["fixed"]
-    print(f"\nFixed costs, warm (best of {fixed['repeats']} timeit-style batches; {fixed['backend']} backend)")
+    print(f"\nFixed costs, warm (best of {fixed['repeats']} rounds of a timeit-style batch of each call; "
+          f"{fixed['backend']} backend)")
     common.print_table(("", "wall us", "CPU us"), [
         (label, f"{fixed[name + '_s'] * 1e6:.1f}", f"{fixed[name + '_cpu_s'] * 1e6:.1f}") for label, name in (
             ("odekit.solve(kepler over one step, 'dp54')", "dp54_solve"),
