@@ -230,17 +230,21 @@ def print_case(case, by_solver):
     common.print_table(("rtol", *by_solver), rows)
 
 
-def at_targets(case, by_solver, search):
+def at_targets(case, by_solver, search, retime):
     """Print lsoda and the fastest odekit method at each target error; ``{name: lsoda time / odekit time}``, with
     each solver's tolerance searched between the ladder's rungs and on the ladder alone.
 
     Each solver at the loosest rtol meeting the target (``search(label,
     points, target)``: see :func:`common.searched`), odekit's fastest with
-    the analytic Jacobian and with finite differences apart.
+    the analytic Jacobian and with finite differences apart; lsoda and the
+    fastest of each kind then timed again together (``retime(hits, groups)``:
+    see :func:`common.retimed`).
     """
     ratios, ladder, rows = {}, {}, []
+    kinds = [[label for label in by_solver if label.endswith(" " + kind)] for kind in ("J", "fd")]
     for target in case.targets:
-        for table, hits in ((ratios, {label: search(label, points, target) for label, points in by_solver.items()}),
+        searched = {label: search(label, points, target) for label, points in by_solver.items()}
+        for table, hits in ((ratios, retime(searched, kinds)),
                             (ladder, {label: common.at_target(points, target) for label, points in by_solver.items()})):
             peer = hits.pop(LSODA, None)
             best = [peer and (LSODA, peer)]
@@ -285,8 +289,8 @@ def main():
     m = common.machine()
     common.print_header("odekit's implicit methods against numbalsoda's LSODA on small stiff systems, "
                         "errors matched", m, args.quick)
-    print(f"  time per solve: best of {sizes.timing.repeats} timeit-style batches, GC off; "
-          "error = max |y - ref| / max(|ref|, floor) at t_end")
+    print(f"  time per solve: best of {sizes.timing.repeats} timeit-style batches, GC off (at each target, lsoda and "
+          "odekit's fastest timed again together, in rounds); error = max |y - ref| / max(|ref|, floor) at t_end")
     makers, results, ratios, ladder = solvers(sizes.methods), {}, {}, {}
     for case in sizes.cases:
         ref = reference(case, *sizes.judges)
@@ -298,10 +302,13 @@ def main():
         def search(label, points, target, runs=runs, error=error):
             return common.searched(runs[label], points, target, sizes.timing, error)
 
+        def retime(hits, groups, runs=runs):
+            return common.retimed(hits, runs, sizes.timing, LSODA, groups)
+
         results[case.label] = {label: common.measure(run, sizes.rtols, sizes.timing, error)
                                for label, run in runs.items()}
         print_case(case, results[case.label])
-        searched, on_ladder = at_targets(case, results[case.label], search)
+        searched, on_ladder = at_targets(case, results[case.label], search, retime)
         ratios.update(searched)
         ladder.update(on_ladder)
     report = {"machine": m, "quick": args.quick, "issue_rows": issue_rows(makers, sizes),

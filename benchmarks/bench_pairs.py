@@ -244,26 +244,33 @@ def main():
                                            slow=label.startswith("scipy")) if search
                     else common.at_target(results[case][label], target) for label in labels}
 
+        odekit_pairs, peer_label = [label for label in runs if label.startswith("odekit")], "numbalsoda dop853"
+
+        def retimed(hits, runs=runs):
+            """The peer and odekit's fastest pairs in ``hits`` timed again together (see common.retimed)."""
+            return common.retimed(hits, runs, sizes.timing, peer_label, [odekit_pairs])
+
         rows = []
         for target in sizes.targets[case]:
-            best = hits(target, runs)
+            best = retimed(hits(target, runs))
             for label, hit in best.items():
                 rows.append((case, f"{target:.0e}", label) + ((f"{hit[2]:.1e}", f"{hit[1]:.1e}",
                                                                 f"{hit[0] * 1e6:.1f}") if hit else ("-", "-", "-")))
             for table, found in ((ratios, best), (ladder, hits(target, runs, search=False))):
-                ours, peer = _fastest_ours(found), found.get("numbalsoda dop853")
+                ours, peer = _fastest_ours(found), found.get(peer_label)
                 if ours and peer:
                     table[f"{case}, error {target:.0e}: numbalsoda dop853 / {ours[1]}"] = peer[0] / ours[0]
         issue = sizes.issue_rtol.get(case)
-        peer = issue and min(results[case].get("numbalsoda dop853", []), default=None,
+        peer = issue and min(results[case].get(peer_label, []), default=None,
                              key=lambda p: abs(math.log(p[0] / issue)))
         if peer:
-            odekit_pairs = [label for label in runs if label.startswith("odekit")]
             for table, search in ((ratios, True), (ladder, False)):
-                ours = _fastest_ours(hits(peer[1], odekit_pairs, search))
+                found = dict(hits(peer[1], odekit_pairs, search), **{peer_label: (peer[2], peer[1], peer[0])})
+                found = retimed(found) if search else found
+                ours = _fastest_ours(found)
                 if ours:
                     table[f"{case}, numbalsoda dop853 at rtol {issue:.0e} (error {peer[1]:.1e}) / {ours[1]}"] = (
-                        peer[2] / ours[0])
+                        found[peer_label][0] / ours[0])
         print()
         common.print_table(("problem", "error <=", "solver", "rtol", "error", "µs"), rows)
         report["cases"][case] = common.ladder_json(results[case])

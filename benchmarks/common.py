@@ -13,6 +13,7 @@ fails the tests.  Its figures mean nothing; only the full runs are measured.
 import argparse
 import dataclasses
 import datetime
+import functools
 import gc
 import importlib.metadata
 import json
@@ -225,6 +226,27 @@ def searched(run, points, target, timing, error, slow=False):
         if err <= target:
             return seconds, err, rtol
     return hit
+
+
+CANDIDATES = 2              # odekit's fastest solvers of a group timed again with the peer at each target
+
+
+def retimed(hits, runs, timing, peer, groups):
+    """``hits`` (``{label: (seconds, error, rtol) or None}``) with the times of ``peer`` and of the
+    :data:`CANDIDATES` fastest of each group (a list of labels) in ``groups`` measured again, all together in
+    rounds (:func:`per_call_each`), ``runs[label](rtol)`` at each one's tolerance.
+
+    The ladder and the search time each solve on its own, a second at a
+    time; a few seconds of other work on a shared machine then made one
+    rung 50 % slower (rodas4 on Robertson: 28.3 us in one run, 18.6 in the
+    one before, lsoda 30.7 and 32.0), which one ratio took.  Timed again
+    in rounds, the solves a ratio compares are timed at the same moments.
+    """
+    labels = [label for label in [peer] if hits.get(label)]
+    for group in groups:
+        labels += sorted((label for label in group if hits.get(label)), key=lambda label: hits[label][0])[:CANDIDATES]
+    best = per_call_each({label: functools.partial(runs[label], hits[label][2]) for label in labels}, timing)[0]
+    return {label: (best[label],) + hit[1:] if label in best else hit for label, hit in hits.items()}
 
 
 def ladder_json(by_solver):
