@@ -241,15 +241,15 @@ def at_targets(case, by_solver, search, retime):
     see :func:`common.retimed`).
     """
     ratios, ladder, rows = {}, {}, []
-    kinds = [[label for label in by_solver if label.endswith(" " + kind)] for kind in ("J", "fd")]
+    kinds = {kind: [label for label in by_solver if label.endswith(" " + kind)] for kind in ("J", "fd")}
     for target in case.targets:
         searched = {label: search(label, points, target) for label, points in by_solver.items()}
-        for table, hits in ((ratios, retime(searched, kinds)),
+        for table, hits in ((ratios, retime(searched, kinds.values())),
                             (ladder, {label: common.at_target(points, target) for label, points in by_solver.items()})):
             peer = hits.pop(LSODA, None)
             best = [peer and (LSODA, peer)]
-            for kind in ("J", "fd"):
-                ours = [(hit, label) for label, hit in hits.items() if hit and label.endswith(" " + kind)]
+            for labels in kinds.values():
+                ours = [(hits[label], label) for label in labels if hits[label]]
                 hit, label = min(ours) if ours else (None, None)
                 best.append(hit and (label, hit))
                 if peer and hit:
